@@ -1,0 +1,58 @@
+/*
+ * idx: read and write IDX files (the format of the MNIST distribution) for the
+ * libram examples.  Not part of libram; copy it if you need it.
+ *
+ * Only the two layouts MNIST uses are supported: unsigned-byte images
+ * (magic 0x00000803, N x H x W) and unsigned-byte labels (magic 0x00000801, N).
+ * Headers are validated strictly and the file size must match the header
+ * exactly, so a truncated download or a wrong file gives a clear message
+ * instead of garbage.
+ *
+ * All functions return 0 on success and -1 on error, with a message in
+ * err[0..errlen) (err may be NULL or errlen 0).  On error, out-pointers are
+ * left untouched and nothing needs freeing.  Arrays returned through
+ * out-pointers are malloc'ed; release them with free().
+ */
+#ifndef RAM_EXAMPLES_IDX_H
+#define RAM_EXAMPLES_IDX_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Upper bounds of a sane header: anything larger is rejected as corrupt. */
+#define IDX_MAX_ITEMS 100000000L
+#define IDX_MAX_SIDE 65536
+
+/** Load an image file: *images = n x 1 x h x w floats, pixel / 255. */
+int idx_load_images(const char *path, float **images, int *n, int *h, int *w, char *err,
+                    size_t errlen);
+
+/** Load a label file: *labels = n ints in 0..255. */
+int idx_load_labels(const char *path, int **labels, int *n, char *err, size_t errlen);
+
+/**
+ * Load one MNIST split: DIR/<split>-images-idx3-ubyte and
+ * DIR/<split>-labels-idx1-ubyte, where split is "train" or "t10k".  Checks
+ * that the counts agree and that every label is in 0..9.
+ */
+int idx_load_mnist(const char *dir, const char *split, float **images, int **labels, int *n,
+                   int *h, int *w, char *err, size_t errlen);
+
+/**
+ * Write n x 1 x h x w float images as an unsigned-byte IDX file: each pixel
+ * is clamped to [0, 1], scaled by 255 and rounded (NaN becomes 0).  The file
+ * is written to "<path>.tmp" and renamed, so `path` never holds a partial file.
+ */
+int idx_save_images(const char *path, const float *images, int n, int h, int w, char *err,
+                    size_t errlen);
+
+/** Write n labels (each in 0..255) as an unsigned-byte IDX label file. */
+int idx_save_labels(const char *path, const int *labels, int n, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RAM_EXAMPLES_IDX_H */

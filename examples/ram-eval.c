@@ -1,0 +1,386 @@
+/*
+ * ram-eval: test error of a saved RAM model on MNIST (t10k by default).
+ *
+ *   ram-eval --model FILE --data DIR [--policy mean|sampled|random|center]
+ *            [--sampled] [--seed N] [--batch N] [--threads N] [--split NAME]
+ *            [--limit N] [--json]
+ *
+ * Shows how to share one read-only ram_model between threads, each with its
+ * own ram_state (and its own ram_policy when locations are random).
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include "idx.h"
+
+#include <ram/ram.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_THREADS 256
+
+static const char *const source_names[] = {"mean", "sampled", "random", "center"};
+
+typedef struct options {
+    const char *model, *data, *split;
+    ram_loc_source source;
+    uint64_t seed;
+    int batch, threads, limit, json;
+} options;
+
+/* Everything a worker needs; workers share the model, images and results
+ * arrays but write disjoint parts of `pred`. */
+typedef struct job {
+    const ram_model *model;
+    const float *images;
+    int *pred;
+    int n, batch, pixels;
+    ram_loc_source source;
+    uint64_t seed;
+    int index, stride; /* this worker takes batches index, index+stride, ... */
+    ram_status status;
+    char error[512];
+} job;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ram-eval --model FILE --data DIR [options]\n"
+            "\n"
+            "Classify the MNIST test set (DIR/t10k-*-ubyte) with a saved model and print\n"
+            "the test error, the confusion matrix and the time taken.\n"
+            "\n"
+            "  --model FILE      model or checkpoint saved by libram\n"
+            "  --data DIR        directory with the MNIST IDX files\n"
+            "  --policy P        where glimpses go: mean (default: the policy mean,\n"
+            "                    deterministic), sampled (from the Gaussian policy),\n"
+            "                    random (uniform, ablation), center (ablation)\n"
+            "  --sampled         same as --policy sampled\n"
+            "  --seed N          seed for sampled/random locations (1)\n"
+            "  --batch N         images per ram_model_classify call (100)\n"
+            "  --threads N       worker threads, each with its own ram_state (1)\n"
+            "  --split NAME      data split to evaluate: t10k (default) or train\n"
+            "  --limit N         evaluate only the first N images\n"
+            "  --json            print one JSON object and nothing else\n"
+            "  -h, --help        show this help\n");
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0.0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Strict integer parsing: the whole string, in [lo, hi]. */
+static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "ram-eval: %s needs an integer in %ld..%ld, got '%s'\n", opt, lo, hi,
+                s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    int sampled = 0, policy_given = 0;
+    *o = (options){.split = "t10k", .source = RAM_LOCS_MEAN, .seed = 1, .batch = 100,
+                   .threads = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        long v;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "--sampled")) {
+            sampled = 1;
+        } else if (!strcmp(a, "--json")) {
+            o->json = 1;
+        } else if (i + 1 >= argc) {
+            fprintf(stderr, "ram-eval: unknown option or missing value: %s\n", a);
+            return -1;
+        } else if (!strcmp(a, "--model")) {
+            o->model = argv[++i];
+        } else if (!strcmp(a, "--data")) {
+            o->data = argv[++i];
+        } else if (!strcmp(a, "--split")) {
+            o->split = argv[++i];
+        } else if (!strcmp(a, "--policy")) {
+            const char *p = argv[++i];
+            int k = 0;
+            while (k < 4 && strcmp(p, source_names[k]) != 0)
+                k++;
+            if (k == 4) {
+                fprintf(stderr, "ram-eval: --policy must be mean, sampled, random or center\n");
+                return -1;
+            }
+            o->source = (ram_loc_source)k;
+            policy_given = 1;
+        } else if (!strcmp(a, "--seed")) {
+            if (parse_long(a, argv[++i], 0, LONG_MAX, &v))
+                return -1;
+            o->seed = (uint64_t)v;
+        } else if (!strcmp(a, "--batch")) {
+            if (parse_long(a, argv[++i], 1, 100000, &v))
+                return -1;
+            o->batch = (int)v;
+        } else if (!strcmp(a, "--threads")) {
+            if (parse_long(a, argv[++i], 1, MAX_THREADS, &v))
+                return -1;
+            o->threads = (int)v;
+        } else if (!strcmp(a, "--limit")) {
+            if (parse_long(a, argv[++i], 1, INT_MAX, &v))
+                return -1;
+            o->limit = (int)v;
+        } else {
+            fprintf(stderr, "ram-eval: unknown option: %s\n", a);
+            return -1;
+        }
+    }
+    if (sampled) {
+        if (policy_given && o->source != RAM_LOCS_SAMPLED) {
+            fprintf(stderr, "ram-eval: --sampled contradicts --policy %s\n",
+                    source_names[o->source]);
+            return -1;
+        }
+        o->source = RAM_LOCS_SAMPLED;
+    }
+    if (!o->model || !o->data) {
+        fprintf(stderr, "ram-eval: --model and --data are required (see --help)\n");
+        return -1;
+    }
+    return 0;
+}
+
+static ram_status job_fail(job *j, ram_status s, const char *what)
+{
+    /* ram_last_error() is per thread: copy it before the thread ends. */
+    j->status = s;
+    snprintf(j->error, sizeof j->error, "%s: %s (%s)", what, ram_last_error(),
+             ram_status_string(s));
+    return s;
+}
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    ram_state *st = NULL;
+    ram_policy *pol = NULL;
+    ram_status s = ram_state_create(j->model, j->batch, &st);
+    if (s != RAM_OK) {
+        job_fail(j, s, "ram_state_create");
+        return NULL;
+    }
+    if (j->source == RAM_LOCS_SAMPLED || j->source == RAM_LOCS_RANDOM) {
+        ram_policy_params pp;
+        ram_policy_params_init(&pp);
+        pp.seed = j->seed;
+        s = ram_policy_create(&pp, j->model, &pol);
+        if (s != RAM_OK) {
+            job_fail(j, s, "ram_policy_create");
+            ram_state_free(st);
+            return NULL;
+        }
+    }
+    int nbatches = (j->n + j->batch - 1) / j->batch;
+    for (int b = j->index; b < nbatches; b += j->stride) {
+        int first = b * j->batch;
+        int count = j->n - first < j->batch ? j->n - first : j->batch;
+        const float *img = j->images + (size_t)first * (size_t)j->pixels;
+        if (j->source == RAM_LOCS_MEAN) {
+            s = ram_model_classify(j->model, st, img, count, j->pred + first, NULL, NULL);
+        } else {
+            /* Reseed per batch, not per thread, so the result depends on the
+             * seed and batch size but not on how many threads ran. */
+            if (pol)
+                ram_policy_seed(pol, j->seed + (uint64_t)b * 0x9E3779B97F4A7C15ull);
+            s = ram_model_classify_ex(j->model, st, img, count, j->source, pol, j->pred + first,
+                                      NULL, NULL);
+        }
+        if (s != RAM_OK) {
+            job_fail(j, s, j->source == RAM_LOCS_MEAN ? "ram_model_classify"
+                                                      : "ram_model_classify_ex");
+            break;
+        }
+    }
+    ram_policy_free(pol);
+    ram_state_free(st);
+    return NULL;
+}
+
+/* Print `s` as a JSON string literal. */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (parse_args(argc, argv, &o) != 0)
+        return 1;
+    if (ram_version_number() / 10000 != RAM_VERSION_MAJOR) {
+        fprintf(stderr, "ram-eval: built for libram %s but loaded libram %s\n",
+                RAM_VERSION_STRING, ram_version_string());
+        return 1;
+    }
+
+    int rc = 1;
+    ram_model *model = NULL;
+    float *images = NULL;
+    int *labels = NULL, *pred = NULL;
+    long *confusion = NULL;
+    job *jobs = NULL;
+    pthread_t *tids = NULL;
+
+    ram_status s = ram_model_load(o.model, &model);
+    if (s != RAM_OK) {
+        fprintf(stderr, "ram-eval: cannot load model %s: %s (%s)\n", o.model, ram_last_error(),
+                ram_status_string(s));
+        goto done;
+    }
+    ram_model_params mp;
+    ram_model_params_init(&mp);
+    s = ram_model_get_params(model, &mp);
+    if (s != RAM_OK) {
+        fprintf(stderr, "ram-eval: ram_model_get_params: %s (%s)\n", ram_last_error(),
+                ram_status_string(s));
+        goto done;
+    }
+
+    char err[1024];
+    int n, h, w;
+    if (idx_load_mnist(o.data, o.split, &images, &labels, &n, &h, &w, err, sizeof err) != 0) {
+        fprintf(stderr, "ram-eval: %s\n", err);
+        goto done;
+    }
+    if (mp.channels != 1 || mp.height != h || mp.width != w) {
+        fprintf(stderr,
+                "ram-eval: model %s expects %d x %d x %d images but %s/%s has 1 x %d x %d\n",
+                o.model, mp.channels, mp.height, mp.width, o.data, o.split, h, w);
+        goto done;
+    }
+    if (o.limit > 0 && o.limit < n)
+        n = o.limit;
+    for (int i = 0; i < n; i++) {
+        if (labels[i] >= mp.classes) {
+            fprintf(stderr, "ram-eval: label %d of image %d but the model has %d classes\n",
+                    labels[i], i, mp.classes);
+            goto done;
+        }
+    }
+
+    int nbatches = (n + o.batch - 1) / o.batch;
+    int nthreads = o.threads < nbatches ? o.threads : nbatches;
+    pred = malloc((size_t)n * sizeof *pred);
+    confusion = calloc((size_t)mp.classes * (size_t)mp.classes, sizeof *confusion);
+    jobs = calloc((size_t)nthreads, sizeof *jobs);
+    tids = calloc((size_t)nthreads, sizeof *tids);
+    if (!pred || !confusion || !jobs || !tids) {
+        fprintf(stderr, "ram-eval: out of memory\n");
+        goto done;
+    }
+
+    double t0 = now_seconds();
+    int started = 0;
+    for (int t = 0; t < nthreads; t++) {
+        jobs[t] = (job){.model = model, .images = images, .pred = pred, .n = n,
+                        .batch = o.batch, .pixels = h * w, .source = o.source, .seed = o.seed,
+                        .index = t, .stride = nthreads, .status = RAM_OK};
+        if (nthreads == 1) {
+            run_job(&jobs[t]); /* no thread needed: keeps the simple case simple */
+            continue;
+        }
+        int e = pthread_create(&tids[t], NULL, run_job, &jobs[t]);
+        if (e != 0) {
+            fprintf(stderr, "ram-eval: cannot start thread %d: %s\n", t, strerror(e));
+            break;
+        }
+        started++;
+    }
+    for (int t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    double seconds = now_seconds() - t0;
+    if (nthreads > 1 && started < nthreads)
+        goto done;
+    for (int t = 0; t < nthreads; t++) {
+        if (jobs[t].status != RAM_OK) {
+            fprintf(stderr, "ram-eval: %s\n", jobs[t].error);
+            goto done;
+        }
+    }
+
+    long errors = 0;
+    for (int i = 0; i < n; i++) {
+        errors += pred[i] != labels[i];
+        if (pred[i] >= 0 && pred[i] < mp.classes)
+            confusion[(size_t)labels[i] * (size_t)mp.classes + (size_t)pred[i]]++;
+    }
+    double error = (double)errors / n;
+
+    if (o.json) {
+        printf("{\"test_error\": %.6f, \"n\": %d, \"errors\": %ld, \"glimpses\": %d, "
+               "\"policy\": \"%s\", \"model\": ",
+               error, n, errors, mp.glimpses, source_names[o.source]);
+        json_string(o.model);
+        printf(", \"seconds\": %.3f}\n", seconds);
+    } else {
+        printf("model:      %s (%d glimpses, %dx%d retina x%d scale%s, %s core)\n", o.model,
+               mp.glimpses, mp.glimpse.patch, mp.glimpse.patch, mp.glimpse.depth,
+               mp.glimpse.depth == 1 ? "" : "s", mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN");
+        printf("data:       %s/%s, %d images %dx%d\n", o.data, o.split, n, h, w);
+        printf("locations:  %s", source_names[o.source]);
+        if (o.source == RAM_LOCS_SAMPLED || o.source == RAM_LOCS_RANDOM)
+            printf(" (seed %llu)", (unsigned long long)o.seed);
+        printf("\ntest error: %.2f%% (%ld / %d wrong)\n\n", 100.0 * error, errors, n);
+        printf("confusion matrix (rows: true label, columns: predicted)\n      ");
+        for (int c = 0; c < mp.classes; c++)
+            printf("%6d", c);
+        printf("\n");
+        for (int r = 0; r < mp.classes; r++) {
+            printf("%6d", r);
+            for (int c = 0; c < mp.classes; c++)
+                printf("%6ld", confusion[(size_t)r * (size_t)mp.classes + (size_t)c]);
+            printf("\n");
+        }
+        printf("\ntime:       %.3f s (%.0f images/s, %d thread%s, batch %d)\n", seconds,
+               seconds > 0 ? n / seconds : 0.0, nthreads, nthreads == 1 ? "" : "s", o.batch);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ram-eval: error writing output\n");
+        goto done;
+    }
+    rc = 0;
+
+done:
+    free(tids);
+    free(jobs);
+    free(confusion);
+    free(pred);
+    free(labels);
+    free(images);
+    ram_model_free(model);
+    return rc;
+}

@@ -1,0 +1,404 @@
+/* ram-train: train a Recurrent Attention Model on MNIST (IDX files).
+ *
+ * Keeps the model with the best validation error in --out, writes a
+ * checkpoint after every epoch (--resume continues from it exactly), prints a
+ * live progress line and one line per epoch, and can log epochs as CSV for
+ * plotting.  Uses only the public header. */
+#define _POSIX_C_SOURCE 200809L
+#include "idx.h"
+
+#include <ram/ram.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct options {
+    const char *data, *out, *checkpoint, *resume, *log;
+    int epochs, batch, threads, val, train_limit, decay_epochs, quiet;
+    double time_budget;
+    uint64_t seed;
+    ram_model_params mp;
+    ram_policy_params pp;
+    ram_trainer_params tp;
+} options;
+
+/* Caller state stored in checkpoints next to the trainer's own. */
+typedef struct run_state {
+    int epoch; /* epochs completed */
+    double best_val;
+    double elapsed; /* training seconds so far */
+} run_state;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: ram-train [options]\n"
+            "data and run:\n"
+            "  --data DIR            directory with the four MNIST IDX files (data/mnist)\n"
+            "  --epochs N            epochs (100)            --batch N      batch size (64)\n"
+            "  --seed N              seed of init, sampling and shuffling (1)\n"
+            "  --threads N           worker threads (2)      --val N        validation images (10000)\n"
+            "  --train-limit N       use only the first N training images (all)\n"
+            "  --time-budget SEC     stop after this many seconds of training (none)\n"
+            "  --out FILE            best model by validation error (ram-mnist.ram)\n"
+            "  --checkpoint FILE     checkpoint written every epoch (OUT.ckpt)\n"
+            "  --resume FILE         continue from a checkpoint (same options, same threads)\n"
+            "  --log FILE            per-epoch CSV: epoch,seconds,train_error,val_error,lr,...\n"
+            "  --quiet               no live progress line\n"
+            "model:\n"
+            "  --glimpses N (6)  --patch N (8)  --depth N (1)  --scale F (2)\n"
+            "  --glimpse-hidden N (128)  --loc-hidden N (128)  --glimpse-out N (256)\n"
+            "  --hidden N (256)  --core rnn|lstm (rnn)  --form additive|concat (additive)\n"
+            "  --std F (0.17)  --unit-pixels F (13; 0 = image edge)  --bound tanh|hardtanh (tanh)\n"
+            "  --init-scale F (0.1)\n"
+            "policy:\n"
+            "  --baseline linear|scalar|none (linear)  --reward-scale F (1)  --discount F (1)\n"
+            "  --reinforce-core      let REINFORCE train the core too (default: location net only)\n"
+            "optimizer:\n"
+            "  --optim adam|sgd (adam)  --lr F (1e-3)  --lr-final F (= lr)\n"
+            "  --decay-epochs N      linear lr decay over N epochs (= epochs)\n"
+            "  --momentum F (0.9)  --nesterov  --clip F (5; 0 = off)\n");
+}
+
+static int parse(int argc, char **argv, options *o) {
+    memset(o, 0, sizeof *o);
+    o->data = "data/mnist";
+    o->out = "ram-mnist.ram";
+    o->epochs = 100;
+    o->batch = 64;
+    o->threads = 2;
+    o->val = 10000;
+    o->seed = 1;
+    o->decay_epochs = -1;
+    ram_model_params_init(&o->mp);
+    ram_policy_params_init(&o->pp);
+    ram_trainer_params_init(&o->tp);
+    float lr_final = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define FLAG(name) (strcmp(a, name) == 0)
+#define NEED()                                                                                     \
+    do {                                                                                           \
+        if (!v) {                                                                                  \
+            fprintf(stderr, "ram-train: %s needs a value\n", a);                                   \
+            return -1;                                                                             \
+        }                                                                                          \
+        i++;                                                                                       \
+    } while (0)
+#define INT(dst)                                                                                   \
+    do {                                                                                           \
+        NEED();                                                                                    \
+        char *e;                                                                                   \
+        long x = strtol(v, &e, 10);                                                                \
+        if (*e || e == v || x < 0 || x > 1000000000) {                                             \
+            fprintf(stderr, "ram-train: %s: '%s' is not a valid count\n", a, v);                   \
+            return -1;                                                                             \
+        }                                                                                          \
+        dst = (int)x;                                                                              \
+    } while (0)
+#define REAL(dst)                                                                                  \
+    do {                                                                                           \
+        NEED();                                                                                    \
+        char *e;                                                                                   \
+        double x = strtod(v, &e);                                                                  \
+        if (*e || e == v || !isfinite(x)) {                                                        \
+            fprintf(stderr, "ram-train: %s: '%s' is not a number\n", a, v);                        \
+            return -1;                                                                             \
+        }                                                                                          \
+        dst = x;                                                                                   \
+    } while (0)
+#define CHOICE(dst, s1, v1, s2, v2)                                                                \
+    do {                                                                                           \
+        NEED();                                                                                    \
+        if (!strcmp(v, s1))                                                                        \
+            dst = v1;                                                                              \
+        else if (!strcmp(v, s2))                                                                   \
+            dst = v2;                                                                              \
+        else {                                                                                     \
+            fprintf(stderr, "ram-train: %s must be %s or %s\n", a, s1, s2);                        \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+        double r;
+        if (FLAG("-h") || FLAG("--help")) {
+            usage(stdout);
+            exit(0);
+        } else if (FLAG("--data")) {
+            NEED();
+            o->data = v;
+        } else if (FLAG("--out")) {
+            NEED();
+            o->out = v;
+        } else if (FLAG("--checkpoint")) {
+            NEED();
+            o->checkpoint = v;
+        } else if (FLAG("--resume")) {
+            NEED();
+            o->resume = v;
+        } else if (FLAG("--log")) {
+            NEED();
+            o->log = v;
+        } else if (FLAG("--quiet")) {
+            o->quiet = 1;
+        } else if (FLAG("--epochs")) INT(o->epochs);
+        else if (FLAG("--batch")) INT(o->batch);
+        else if (FLAG("--threads")) INT(o->threads);
+        else if (FLAG("--val")) INT(o->val);
+        else if (FLAG("--train-limit")) INT(o->train_limit);
+        else if (FLAG("--decay-epochs")) INT(o->decay_epochs);
+        else if (FLAG("--time-budget")) REAL(o->time_budget);
+        else if (FLAG("--seed")) {
+            REAL(r);
+            o->seed = (uint64_t)r;
+        } else if (FLAG("--glimpses")) INT(o->mp.glimpses);
+        else if (FLAG("--patch")) INT(o->mp.glimpse.patch);
+        else if (FLAG("--depth")) INT(o->mp.glimpse.depth);
+        else if (FLAG("--scale")) {
+            REAL(r);
+            o->mp.glimpse.scale = (float)r;
+        } else if (FLAG("--glimpse-hidden")) INT(o->mp.glimpse_hidden);
+        else if (FLAG("--loc-hidden")) INT(o->mp.loc_hidden);
+        else if (FLAG("--glimpse-out")) INT(o->mp.glimpse_out);
+        else if (FLAG("--hidden")) INT(o->mp.core_hidden);
+        else if (FLAG("--core")) CHOICE(o->mp.core, "rnn", RAM_CORE_RNN, "lstm", RAM_CORE_LSTM);
+        else if (FLAG("--form"))
+            CHOICE(o->mp.form, "additive", RAM_GLIMPSE_ADDITIVE, "concat", RAM_GLIMPSE_CONCAT);
+        else if (FLAG("--bound"))
+            CHOICE(o->mp.bound, "tanh", RAM_BOUND_TANH, "hardtanh", RAM_BOUND_HARDTANH);
+        else if (FLAG("--std")) {
+            REAL(r);
+            o->mp.loc_std = (float)r;
+        } else if (FLAG("--unit-pixels")) {
+            REAL(r);
+            o->mp.loc_range_pixels = (float)r;
+        } else if (FLAG("--init-scale")) {
+            REAL(r);
+            o->mp.init_scale = (float)r;
+        } else if (FLAG("--baseline")) {
+            NEED();
+            if (!strcmp(v, "linear")) o->pp.baseline = RAM_BASELINE_LINEAR;
+            else if (!strcmp(v, "scalar")) o->pp.baseline = RAM_BASELINE_SCALAR;
+            else if (!strcmp(v, "none")) o->pp.baseline = RAM_BASELINE_NONE;
+            else {
+                fprintf(stderr, "ram-train: --baseline must be linear, scalar or none\n");
+                return -1;
+            }
+        } else if (FLAG("--reward-scale")) {
+            REAL(r);
+            o->pp.reward_scale = (float)r;
+        } else if (FLAG("--discount")) {
+            REAL(r);
+            o->pp.discount = (float)r;
+        } else if (FLAG("--reinforce-core")) {
+            o->pp.detach_core = 0;
+        } else if (FLAG("--optim")) CHOICE(o->tp.optimizer, "adam", RAM_OPT_ADAM, "sgd", RAM_OPT_SGD);
+        else if (FLAG("--lr")) {
+            REAL(r);
+            o->tp.lr = (float)r;
+        } else if (FLAG("--lr-final")) {
+            REAL(r);
+            lr_final = (float)r;
+        } else if (FLAG("--momentum")) {
+            REAL(r);
+            o->tp.momentum = (float)r;
+        } else if (FLAG("--nesterov")) {
+            o->tp.nesterov = 1;
+        } else if (FLAG("--clip")) {
+            REAL(r);
+            o->tp.clip_norm = (float)r;
+        } else {
+            fprintf(stderr, "ram-train: unknown option '%s' (see --help)\n", a);
+            return -1;
+        }
+    }
+    if (o->epochs < 1 || o->batch < 1 || o->threads < 1) {
+        fprintf(stderr, "ram-train: --epochs, --batch and --threads must be >= 1\n");
+        return -1;
+    }
+    o->tp.lr_final = lr_final >= 0 ? lr_final : o->tp.lr;
+    o->tp.max_batch = o->batch;
+    o->tp.threads = o->threads;
+    o->mp.seed = o->seed;
+    o->pp.seed = o->seed * 0x9e3779b97f4a7c15ULL + 1;
+    return 0;
+}
+
+#define TRY(call)                                                                                  \
+    do {                                                                                           \
+        ram_status s_ = (call);                                                                    \
+        if (s_ != RAM_OK) {                                                                        \
+            fprintf(stderr, "ram-train: %s: %s\n", ram_status_string(s_), ram_last_error());      \
+            goto fail;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+static void fmt_time(double s, char *buf, size_t len) {
+    if (s < 0 || !isfinite(s)) s = 0;
+    int h = (int)(s / 3600), m = (int)(fmod(s, 3600) / 60), sec = (int)fmod(s, 60);
+    if (h) snprintf(buf, len, "%dh%02dm", h, m);
+    else snprintf(buf, len, "%dm%02ds", m, sec);
+}
+
+int main(int argc, char **argv) {
+    options o;
+    if (parse(argc, argv, &o)) return 2;
+    char err[512], ckpt_default[4096];
+    if (!o.checkpoint) {
+        snprintf(ckpt_default, sizeof ckpt_default, "%s.ckpt", o.out);
+        o.checkpoint = ckpt_default;
+    }
+    ram_set_blas_threads(1);
+
+    float *images = NULL;
+    int *labels = NULL, *perm = NULL, *batch_labels = NULL, n_all, h, w, rc = 1;
+    float *batch_images = NULL;
+    ram_model *model = NULL;
+    ram_policy *policy = NULL;
+    ram_trainer *trainer = NULL;
+    FILE *log = NULL;
+    if (idx_load_mnist(o.data, "train", &images, &labels, &n_all, &h, &w, err, sizeof err)) {
+        fprintf(stderr, "ram-train: %s\n(run scripts/fetch-mnist.sh to download MNIST)\n", err);
+        return 1;
+    }
+    int n_train = n_all - o.val;
+    if (o.val < 1 || n_train < 1) {
+        fprintf(stderr, "ram-train: --val %d leaves no training images (of %d)\n", o.val, n_all);
+        goto fail;
+    }
+    if (o.train_limit > 0 && o.train_limit < n_train) n_train = o.train_limit;
+    /* Validation = the last `val` training images, as in the Torch recipe. */
+    const float *val_images = images + (size_t)(n_all - o.val) * h * w;
+    const int *val_labels = labels + (n_all - o.val);
+    o.mp.height = h;
+    o.mp.width = w;
+    o.mp.channels = 1;
+
+    TRY(ram_model_create(&o.mp, &model));
+    TRY(ram_policy_create(&o.pp, model, &policy));
+    const long steps_per_epoch = (n_train + o.batch - 1) / o.batch;
+    int decay_epochs = o.decay_epochs >= 0 ? o.decay_epochs : o.epochs;
+    o.tp.decay_steps = o.tp.lr_final != o.tp.lr ? decay_epochs * steps_per_epoch : 0;
+    TRY(ram_trainer_create(model, policy, &o.tp, &trainer));
+
+    run_state st = {0, 1.0, 0.0};
+    if (o.resume) {
+        size_t len = 0;
+        TRY(ram_trainer_load_checkpoint(trainer, o.resume, &st, sizeof st, &len));
+        if (len != sizeof st) {
+            fprintf(stderr, "ram-train: %s was not written by ram-train\n", o.resume);
+            goto fail;
+        }
+        fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n",
+                o.resume, st.epoch, 100 * st.best_val);
+    }
+    fprintf(stderr,
+            "libram %s: %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / %d "
+            "validation images, batch %d, %d threads\n",
+            ram_version_string(), ram_model_param_count(model), o.mp.glimpses,
+            o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
+            o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val, o.batch, o.threads);
+    if (o.log) {
+        log = fopen(o.log, st.epoch > 0 ? "a" : "w");
+        if (!log) {
+            fprintf(stderr, "ram-train: %s: %s\n", o.log, strerror(errno));
+            goto fail;
+        }
+        if (st.epoch == 0)
+            fprintf(log, "epoch,seconds,train_error,val_error,lr,nll,reward,baseline\n");
+    }
+    perm = malloc(sizeof(int) * n_train);
+    batch_images = malloc(sizeof(float) * o.batch * h * w);
+    batch_labels = malloc(sizeof(int) * o.batch);
+    if (!perm || !batch_images || !batch_labels) {
+        fprintf(stderr, "ram-train: out of memory\n");
+        goto fail;
+    }
+    const int tty = isatty(2) && !o.quiet;
+    int stopped = 0;
+    for (; st.epoch < o.epochs && !stopped; st.epoch++) {
+        double t0 = now(), last_print = t0, nll = 0, reward = 0, base = 0;
+        long wrong = 0, seen = 0;
+        ram_train_stats s = {0};
+        TRY(ram_trainer_shuffle(trainer, perm, n_train));
+        for (long b = 0; b < steps_per_epoch; b++) {
+            int n = (int)(b + 1 < steps_per_epoch ? o.batch : n_train - b * o.batch);
+            for (int i = 0; i < n; i++) {
+                int k = perm[b * o.batch + i];
+                memcpy(batch_images + (size_t)i * h * w, images + (size_t)k * h * w,
+                       sizeof(float) * h * w);
+                batch_labels[i] = labels[k];
+            }
+            TRY(ram_trainer_train_batch(trainer, batch_images, batch_labels, n, &s));
+            wrong += lround((1 - s.accuracy) * n);
+            seen += n;
+            nll += s.nll * n;
+            reward += s.reward * n;
+            base += s.baseline * n;
+            double t = now();
+            if (t - last_print > (tty ? 0.5 : 30.0)) {
+                double rate = seen / (t - t0);
+                char eta[32];
+                fmt_time((n_train - seen) / rate, eta, sizeof eta);
+                fprintf(stderr,
+                        "%sepoch %d/%d %5.1f%%  %6.0f samples/s  ETA %s  nll %.3f  train err "
+                        "%.2f%%  reward %.3f  baseline %.3f%s",
+                        tty ? "\r" : "", st.epoch + 1, o.epochs, 100.0 * seen / n_train, rate, eta,
+                        nll / seen, 100.0 * wrong / seen, reward / seen, base / seen,
+                        tty ? "   " : "\n");
+                last_print = t;
+            }
+            if (o.time_budget > 0 && st.elapsed + (t - t0) > o.time_budget) {
+                stopped = 1;
+                break;
+            }
+        }
+        double val_err;
+        TRY(ram_trainer_evaluate(trainer, val_images, val_labels, o.val, &val_err));
+        double dt = now() - t0;
+        st.elapsed += dt;
+        int best = val_err < st.best_val;
+        if (best) {
+            st.best_val = val_err;
+            TRY(ram_model_save(model, o.out));
+        }
+        char el[32];
+        fmt_time(st.elapsed, el, sizeof el);
+        fprintf(stderr,
+                "%sepoch %3d  train err %6.2f%%  val err %6.2f%%%s  nll %.4f  reward %.3f  lr "
+                "%.2e  %.1fs  (total %s)%s\n",
+                tty ? "\r" : "", st.epoch + 1, 100.0 * wrong / seen, 100 * val_err,
+                best ? " *" : "  ", nll / seen, reward / seen, s.lr, dt, el,
+                stopped ? "  [time budget reached]" : "");
+        if (log) {
+            fprintf(log, "%d,%.1f,%.5f,%.5f,%.3g,%.5f,%.5f,%.5f\n", st.epoch + 1, st.elapsed,
+                    (double)wrong / seen, val_err, s.lr, nll / seen, reward / seen, base / seen);
+            fflush(log);
+        }
+        run_state next = st;
+        next.epoch++;
+        TRY(ram_trainer_save_checkpoint(trainer, o.checkpoint, &next, sizeof next));
+    }
+    fprintf(stderr, "best validation error %.2f%%, model in %s\n", 100 * st.best_val, o.out);
+    rc = 0;
+fail:
+    if (log) fclose(log);
+    ram_trainer_free(trainer);
+    ram_policy_free(policy);
+    ram_model_free(model);
+    free(images);
+    free(labels);
+    free(perm);
+    free(batch_images);
+    free(batch_labels);
+    return rc;
+}

@@ -1,0 +1,404 @@
+/*
+ * libram: the Recurrent Attention Model (Mnih et al., NIPS 2014) in C.
+ *
+ * This header is the whole public contract of libram.  Everything not declared
+ * here is internal and may change at any time.
+ *
+ * ABI stability
+ *   Versions with the same RAM_VERSION_MAJOR (and, while MAJOR is 0, the same
+ *   SOVERSION of libram.so) are ABI compatible: status values never change,
+ *   functions are never removed, and params structs only grow at their end.
+ *   Every params struct starts with `struct_size`, which its *_init() function
+ *   sets to the size the caller was compiled with; the library reads only that
+ *   many bytes and uses defaults for fields added later.
+ *
+ * Errors
+ *   Every function that can fail returns a ram_status.  RAM_OK is 0.  On
+ *   failure, ram_last_error() returns a human-readable message for the calling
+ *   thread, and out-pointers are left untouched unless documented otherwise.
+ *   No libram function aborts the process or prints on bad input.
+ *
+ * Threads
+ *   libram keeps no global mutable state.  A handle may be used by one thread
+ *   at a time, with one exception: a ram_model (and a ram_glimpse) is read-only
+ *   during inference, so many threads may call ram_model_classify() on one
+ *   shared model at once, each with its own ram_state.  Training a model with a
+ *   ram_trainer while other threads classify with it is not allowed.
+ *
+ * Memory
+ *   Objects are created by the _create() and _load() functions and released
+ *   by the matching _free() functions,
+ *   which accept NULL.  Arrays passed in are borrowed for the duration of the
+ *   call only, unless documented otherwise.
+ *
+ * Layouts
+ *   Images are float32, N x C x H x W, row-major (NCHW), values typically in
+ *   [0, 1].  Locations are (x, y) pairs in [-1, 1]: x is horizontal (columns,
+ *   -1 = left edge), y vertical (rows, -1 = top edge), (0, 0) the image centre.
+ */
+#ifndef RAM_RAM_H
+#define RAM_RAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(RAM_BUILDING_SHARED)
+#define RAM_API __declspec(dllexport)
+#elif defined(__GNUC__) || defined(__clang__)
+#define RAM_API __attribute__((visibility("default")))
+#else
+#define RAM_API
+#endif
+
+/* ---- version ------------------------------------------------------------ */
+
+#define RAM_VERSION_MAJOR 0
+#define RAM_VERSION_MINOR 1
+#define RAM_VERSION_PATCH 0
+#define RAM_VERSION_NUMBER                                                                         \
+    (RAM_VERSION_MAJOR * 10000 + RAM_VERSION_MINOR * 100 + RAM_VERSION_PATCH)
+#define RAM_VERSION_STRING "0.1.0"
+
+/** Version of the loaded library as MAJOR*10000 + MINOR*100 + PATCH; compare
+ *  with RAM_VERSION_NUMBER to check that header and library agree. */
+RAM_API unsigned ram_version_number(void);
+/** Version of the loaded library as "MAJOR.MINOR.PATCH" (static string). */
+RAM_API const char *ram_version_string(void);
+
+/* ---- status ------------------------------------------------------------- */
+
+/** Status codes.  The numeric values are part of the ABI and never change. */
+typedef enum ram_status {
+    RAM_OK = 0,
+    RAM_ERR_INVALID_ARGUMENT = 1, /**< NULL, out-of-range or inconsistent argument */
+    RAM_ERR_OUT_OF_MEMORY = 2,    /**< an allocation failed */
+    RAM_ERR_IO = 3,               /**< open/read/write/rename failed (see errno text) */
+    RAM_ERR_FORMAT = 4,           /**< not a libram file, or a malformed one */
+    RAM_ERR_VERSION = 5,          /**< a libram file of an unsupported format version */
+    RAM_ERR_CORRUPT = 6,          /**< truncated file or checksum mismatch */
+    RAM_ERR_NUMERIC = 7,          /**< NaN/Inf in the input, or training diverged */
+    RAM_ERR_MISMATCH = 8,         /**< file or object does not match this configuration */
+    RAM_ERR_BUFFER_TOO_SMALL = 9, /**< an output buffer is shorter than needed */
+    RAM_ERR_THREAD = 10           /**< a worker thread could not be started */
+} ram_status;
+
+/** Static English name of a status ("ok", "invalid argument", ...); never NULL. */
+RAM_API const char *ram_status_string(ram_status status);
+/** Detail of the last failure on the calling thread ("" if none).  The string
+ *  is valid until the next libram call on this thread. */
+RAM_API const char *ram_last_error(void);
+
+/* ---- opaque handles ----------------------------------------------------- */
+
+typedef struct ram_glimpse ram_glimpse; /**< the retina: patch size, scales */
+typedef struct ram_model ram_model;     /**< architecture + weights */
+typedef struct ram_state ram_state;     /**< per-thread inference workspace */
+typedef struct ram_policy ram_policy;   /**< location policy, baseline, REINFORCE */
+typedef struct ram_trainer ram_trainer; /**< optimizer, workspaces, worker threads */
+
+/* ---- glimpse sensor ----------------------------------------------------- */
+
+typedef struct ram_glimpse_params {
+    size_t struct_size; /**< set by ram_glimpse_params_init() */
+    int patch;          /**< side of each patch after pooling, pixels (8) */
+    int depth;          /**< number of scales (1) */
+    float scale;        /**< each scale is `scale` times wider than the previous (2) */
+} ram_glimpse_params;
+
+/** Fill `p` with defaults: the paper's MNIST retina (8x8, 1 scale, factor 2). */
+RAM_API void ram_glimpse_params_init(ram_glimpse_params *p);
+/** Create a sensor.  Errors: INVALID_ARGUMENT (patch < 1, depth < 1 or > 16,
+ *  scale < 1 or not finite), OUT_OF_MEMORY. */
+RAM_API ram_status ram_glimpse_create(const ram_glimpse_params *p, ram_glimpse **out);
+RAM_API void ram_glimpse_free(ram_glimpse *g);
+/** Number of floats one glimpse of a `channels`-channel image takes:
+ *  channels * depth * patch * patch. */
+RAM_API size_t ram_glimpse_size(const ram_glimpse *g, int channels);
+/**
+ * Cut glimpses.  Scale k (0-based) covers a square of side
+ * round(patch * scale^k) pixels centred on the location, average-pooled to
+ * patch x patch; pixels outside the image count as 0.  Location x maps to the
+ * column coordinate (x + 1) * W / 2 (so -1 is the left edge of pixel 0 and +1
+ * the right edge of pixel W-1); y likewise on rows.
+ *
+ * images: n x c x h x w; locs: n x 2 (x, y), any finite value (far outside
+ * [-1, 1] simply reads zeros); out: n x ram_glimpse_size(g, c) floats, laid out
+ * as [channel][scale][row][col] per image; out_len is the capacity of `out`
+ * in floats.  Errors: INVALID_ARGUMENT, BUFFER_TOO_SMALL, NUMERIC (NaN/Inf
+ * location).  Thread-safe on a shared `g`.
+ */
+RAM_API ram_status ram_glimpse_extract(const ram_glimpse *g, const float *images, int n, int c,
+                                       int h, int w, const float *locs, float *out,
+                                       size_t out_len);
+
+/* ---- model -------------------------------------------------------------- */
+
+typedef enum ram_glimpse_form {
+    /** g = ReLU(Linear(h_g) + Linear(h_l)): the paper's form, two weight
+     *  matrices with a bias each. */
+    RAM_GLIMPSE_ADDITIVE = 0,
+    /** g = ReLU(Linear([h_g; h_l])): Torch's form, one matrix over the
+     *  concatenation and one bias.  Same function family as ADDITIVE; the
+     *  parameterisation (and so the initialisation) differs. */
+    RAM_GLIMPSE_CONCAT = 1
+} ram_glimpse_form;
+
+typedef enum ram_core_type {
+    RAM_CORE_RNN = 0, /**< h_t = ReLU(W_x g_t + W_h h_{t-1} + b) */
+    RAM_CORE_LSTM = 1 /**< standard LSTM (input, forget, cell, output gates) */
+} ram_core_type;
+
+typedef enum ram_loc_bound {
+    RAM_BOUND_HARDTANH = 0, /**< clamp the mean to [-1, 1] (Torch) */
+    RAM_BOUND_TANH = 1      /**< tanh: never saturates to a zero gradient exactly */
+} ram_loc_bound;
+
+typedef struct ram_model_params {
+    size_t struct_size;    /**< set by ram_model_params_init() */
+    int channels;          /**< image channels (1) */
+    int height, width;     /**< image size in pixels (28 x 28) */
+    ram_glimpse_params glimpse; /**< retina (8x8, 1 scale, factor 2) */
+    ram_glimpse_form form; /**< glimpse-network form (ADDITIVE) */
+    int glimpse_hidden;    /**< units of h_g = ReLU(Linear(rho)) (128) */
+    int loc_hidden;        /**< units of h_l = ReLU(Linear(l)) (128) */
+    int glimpse_out;       /**< units of g (256) */
+    int core_hidden;       /**< units of the recurrent state h (256) */
+    ram_core_type core;    /**< RNN (ReLU) or LSTM (RNN) */
+    int glimpses;          /**< number of glimpses T (6) */
+    int classes;           /**< number of classes (10) */
+    ram_loc_bound bound;   /**< how the location mean is bounded (TANH) */
+    float loc_std;         /**< std of the Gaussian location policy (0.17) */
+    /** How far from the image centre, in pixels, a glimpse at +-1 is centred
+     *  (Torch's unitPixels).  0 means the image edge (width/2, height/2).
+     *  Default 13 for 28 x 28: glimpse centres stay within pixels 1..27. */
+    float loc_range_pixels;
+    float init_scale;      /**< weights ~ U(-init_scale, init_scale) (0.1) */
+    uint64_t seed;         /**< initialisation seed (1) */
+} ram_model_params;
+
+/** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
+ *  one scale, 6 glimpses, h_g = h_l = 128, g = h = 256, RNN core). */
+RAM_API void ram_model_params_init(ram_model_params *p);
+/** Create a model with freshly initialised weights.  Errors: INVALID_ARGUMENT
+ *  (any size < 1, glimpses > 64, loc_std <= 0 or not finite, ...),
+ *  OUT_OF_MEMORY. */
+RAM_API ram_status ram_model_create(const ram_model_params *p, ram_model **out);
+RAM_API void ram_model_free(ram_model *m);
+/** Copy the model's architecture into `p` (p->struct_size must be set, e.g.
+ *  by ram_model_params_init()). */
+RAM_API ram_status ram_model_get_params(const ram_model *m, ram_model_params *p);
+/** Number of trainable float parameters of the model (baseline excluded). */
+RAM_API size_t ram_model_param_count(const ram_model *m);
+
+/** Create an inference workspace for up to `max_batch` images at a time.
+ *  One per thread; it borrows nothing from the model, but may only be used
+ *  with models of the same architecture. */
+RAM_API ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out);
+RAM_API void ram_state_free(ram_state *s);
+
+/**
+ * Classify n images (n x C x H x W, the model's shape) with mean locations:
+ * deterministic, no sampling.  Allocates nothing.
+ *
+ * st: a workspace from ram_state_create() with max_batch >= n.
+ * labels: out, n ints (argmax class), or NULL.
+ * probs: out, n x classes class probabilities, or NULL.
+ * locs: out, n x glimpses x 2 locations (x, y) in [-1, 1] in the *retina's*
+ *       frame (already scaled by loc_range_pixels), as passed to
+ *       ram_glimpse_extract() on the image; or NULL.
+ * Errors: INVALID_ARGUMENT (NULL, n < 1, n > max_batch, state of another
+ * architecture), NUMERIC (a NaN/Inf pixel).  Thread-safe on a shared model
+ * with one state per thread.
+ */
+RAM_API ram_status ram_model_classify(const ram_model *m, ram_state *st, const float *images,
+                                      int n, int *labels, float *probs, float *locs);
+
+/** Where ram_model_classify_ex() takes its locations from. */
+typedef enum ram_loc_source {
+    RAM_LOCS_MEAN = 0,    /**< the policy mean (as ram_model_classify) */
+    RAM_LOCS_SAMPLED = 1, /**< sampled from the Gaussian policy, the policy's RNG */
+    RAM_LOCS_RANDOM = 2,  /**< uniform in [-1, 1]^2 from the policy's RNG: ablation */
+    RAM_LOCS_CENTER = 3   /**< (0, 0) at every step: ablation */
+} ram_loc_source;
+
+/** As ram_model_classify(), with the locations taken from `source`.  `pol`
+ *  supplies the RNG (and std) for SAMPLED and RANDOM and is otherwise ignored
+ *  (may be NULL); it is advanced, so it must not be shared between threads. */
+RAM_API ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images,
+                                         int n, ram_loc_source source, ram_policy *pol,
+                                         int *labels, float *probs, float *locs);
+
+/** Save the model (architecture + weights) to `path` in the format described
+ *  in docs/file-format.md.  Written to `path`.tmp-XXXXXX then renamed, so
+ *  `path` is always either the old file or the complete new one. */
+RAM_API ram_status ram_model_save(const ram_model *m, const char *path);
+/** Load a model saved by ram_model_save() (or a checkpoint, whose model part
+ *  is read).  Every size is checked before it is trusted.  Errors: IO,
+ *  FORMAT (not a libram model), VERSION, CORRUPT (truncated or checksum),
+ *  OUT_OF_MEMORY. */
+RAM_API ram_status ram_model_load(const char *path, ram_model **out);
+
+/* ---- location policy and REINFORCE --------------------------------------- */
+
+typedef enum ram_baseline_type {
+    RAM_BASELINE_LINEAR = 0, /**< b_t = w . h_{t-1} + c (paper), fitted by MSE */
+    RAM_BASELINE_SCALAR = 1, /**< one learned scalar b (Torch) */
+    RAM_BASELINE_NONE = 2    /**< no baseline (b = 0): high variance */
+} ram_baseline_type;
+
+typedef struct ram_policy_params {
+    size_t struct_size;         /**< set by ram_policy_params_init() */
+    float std;                  /**< Gaussian std; <= 0 means the model's loc_std (0) */
+    ram_baseline_type baseline; /**< (LINEAR) */
+    int hidden;                 /**< size of h for the LINEAR baseline; 0 = model's (0) */
+    int steps;                  /**< decisions per episode; 0 = model's glimpses (0) */
+    float reward_scale;         /**< alpha: scales the REINFORCE gradient (1) */
+    float discount;             /**< gamma: return at step t is gamma^(T-t) r_T (1) */
+    /** 1: the REINFORCE gradient trains the location network only (most
+     *  PyTorch ports); 0: it also flows from mu_t back into the core and glimpse
+     *  networks through time (Torch).  (1) */
+    int detach_core;
+    uint64_t seed; /**< sampling RNG seed (1) */
+} ram_policy_params;
+
+RAM_API void ram_policy_params_init(ram_policy_params *p);
+/** Create a policy.  With a model, zero fields of `p` take the model's values;
+ *  model may be NULL when std, hidden and steps are all given.  The policy
+ *  does not keep `m`. */
+RAM_API ram_status ram_policy_create(const ram_policy_params *p, const ram_model *m,
+                                     ram_policy **out);
+RAM_API void ram_policy_free(ram_policy *pol);
+/** Reseed the policy's RNG (the only randomness used by sampling). */
+RAM_API void ram_policy_seed(ram_policy *pol, uint64_t seed);
+
+/** Sample n 2-D locations l = clamp(mu + std * eps, -1, 1), eps ~ N(0, I),
+ *  from the policy's own RNG.  mu and l: n x 2. */
+RAM_API ram_status ram_policy_sample(ram_policy *pol, const float *mu, int n, float *l);
+
+/**
+ * The REINFORCE estimator for the Gaussian policy.  For each of the n rows
+ * and d dimensions, writes the gradient of the *loss*
+ *     -alpha * (R_i - b_i) * log N(x_i | mu_i, std^2)
+ * with respect to mu:  dmu = -alpha * (R_i - b_i) * (x_i - mu_i) / std^2,
+ * divided by `norm` (e.g. the batch size; 1 for none).  R and b: n values
+ * (b may be NULL for no baseline); x, mu, dmu: n x d.
+ */
+RAM_API ram_status ram_reinforce_gaussian(const float *x, const float *mu, int n, int d,
+                                          float std, const float *R, const float *b,
+                                          float alpha, float norm, float *dmu);
+/** The same for a Bernoulli unit with probability p of x = 1:
+ *  d log P(x) / dp = (x - p) / (p (1 - p)); dp = -alpha (R - b) * that / norm. */
+RAM_API ram_status ram_reinforce_bernoulli(const float *x, const float *p, int n, int d,
+                                           const float *R, const float *b, float alpha,
+                                           float norm, float *dp);
+/** The same for a categorical unit over k classes given probabilities p
+ *  (n x k) and the chosen class x (n): d log p_x / dp_j = [j == x] / p_x. */
+RAM_API ram_status ram_reinforce_categorical(const int *x, const float *p, int n, int k,
+                                             const float *R, const float *b, float alpha,
+                                             float norm, float *dp);
+
+/** Returns per step: R[i*steps + t] = reward_scale-free discounted return
+ *  gamma^(steps-1-t) * [pred_i == label_i] for t = 0..steps-1. */
+RAM_API ram_status ram_policy_returns(const ram_policy *pol, const int *pred, const int *label,
+                                      int n, float *R);
+
+/* ---- trainer -------------------------------------------------------------- */
+
+typedef enum ram_optimizer {
+    RAM_OPT_SGD = 0, /**< SGD with momentum (Nesterov optional) */
+    RAM_OPT_ADAM = 1
+} ram_optimizer;
+
+typedef struct ram_trainer_params {
+    size_t struct_size;     /**< set by ram_trainer_params_init() */
+    ram_optimizer optimizer; /**< (ADAM) */
+    float lr;               /**< initial learning rate (1e-3) */
+    float lr_final;         /**< learning rate reached after decay_steps (= lr) */
+    long decay_steps;       /**< linear decay from lr to lr_final over this many
+                                 train_batch calls; 0 = constant lr (0) */
+    float momentum;         /**< SGD momentum (0.9) */
+    int nesterov;           /**< SGD: Nesterov momentum (0) */
+    float beta1, beta2, eps; /**< Adam (0.9, 0.999, 1e-8) */
+    float clip_norm;        /**< clip the global gradient L2 norm; 0 = off (5) */
+    int max_batch;          /**< largest batch train_batch will see (128) */
+    int threads;            /**< worker threads splitting each batch (1).  Results
+                                 are deterministic for a given thread count. */
+} ram_trainer_params;
+
+/** One train_batch() report.  Losses are batch means. */
+typedef struct ram_train_stats {
+    float loss;          /**< total = nll + baseline_mse + reinforce */
+    float nll;           /**< classification cross-entropy */
+    float baseline_mse;  /**< mean over steps of (b_t - R_t)^2 */
+    float reinforce;     /**< surrogate -alpha * mean sum_t (R_t - b_t) log pi(l_t) */
+    float accuracy;      /**< fraction correct with *sampled* locations */
+    float reward;        /**< mean final reward */
+    float baseline;      /**< mean baseline value */
+    float grad_norm;     /**< global gradient norm before clipping */
+    float lr;            /**< learning rate used for this step */
+} ram_train_stats;
+
+RAM_API void ram_trainer_params_init(ram_trainer_params *p);
+/**
+ * Create a trainer for `m` with policy `pol`.  Both are borrowed: they must
+ * outlive the trainer, and the trainer updates their weights in place.
+ * Workspaces for max_batch images and threads-1 worker threads are created
+ * here, so train_batch() allocates nothing.  Errors: INVALID_ARGUMENT
+ * (including a policy whose steps/hidden do not match the model), THREAD,
+ * OUT_OF_MEMORY.
+ */
+RAM_API ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_params *p,
+                                      ram_trainer **out);
+RAM_API void ram_trainer_free(ram_trainer *t);
+
+/**
+ * One optimisation step on n images (n <= max_batch) with integer labels in
+ * [0, classes): sample locations, forward, loss = NLL + baseline MSE +
+ * REINFORCE, backward through time, clip, update.  `stats` may be NULL.
+ * Errors: INVALID_ARGUMENT (shape, label out of range), NUMERIC (NaN/Inf in
+ * the images, or a non-finite loss or gradient: the weights are then left
+ * unchanged).
+ */
+RAM_API ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels,
+                                           int n, ram_train_stats *stats);
+/** Error rate (fraction wrong) of the model on n images with mean locations,
+ *  processed max_batch at a time with the trainer's threads. */
+RAM_API ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels,
+                                        int n, double *error);
+/** Number of train_batch() steps taken so far. */
+RAM_API long ram_trainer_steps(const ram_trainer *t);
+/** A random permutation of 0..n-1 from the trainer's own RNG (saved in
+ *  checkpoints), for shuffling data reproducibly. */
+RAM_API ram_status ram_trainer_shuffle(ram_trainer *t, int *perm, int n);
+
+/**
+ * Save a checkpoint: model, policy (baseline weights, RNG), optimizer state,
+ * step count, trainer RNG and `user_len` bytes of caller data (e.g. the epoch
+ * counter), atomically as ram_model_save() does.  A checkpoint is also a
+ * valid model file for ram_model_load().
+ */
+RAM_API ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char *path,
+                                               const void *user, size_t user_len);
+/**
+ * Restore a checkpoint into a trainer built with the same architecture, policy
+ * and trainer params.  Training then continues exactly as the uninterrupted
+ * run would (same thread count).  Up to user_cap bytes of caller data are
+ * copied to `user`; *user_len (if not NULL) receives its full length.
+ * Errors: as ram_model_load(), plus MISMATCH.  On error nothing is changed.
+ */
+RAM_API ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *user,
+                                               size_t user_cap, size_t *user_len);
+
+/** Set the BLAS library's own thread count when it is OpenBLAS (no-op
+ *  otherwise).  libram parallelises training itself (trainer `threads`); one
+ *  BLAS thread is fastest at its matrix sizes.  Process-wide. */
+RAM_API void ram_set_blas_threads(int n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RAM_RAM_H */

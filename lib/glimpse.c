@@ -1,0 +1,125 @@
+/* The glimpse sensor (the paper's "retina", Torch's SpatialGlimpse): around a
+ * location, `depth` squares, each `scale` times wider than the last, each
+ * average-pooled to patch x patch.  Pixels outside the image read as 0. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+void ram_glimpse_params_init(ram_glimpse_params *p) {
+    if (!p) return;
+    p->struct_size = sizeof *p;
+    p->patch = 8;
+    p->depth = 1;
+    p->scale = 2.0f;
+}
+
+ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *user) {
+    ram_glimpse_params p;
+    ram_glimpse_params_init(&p);
+    ram_status s = ram_copy_params(&p, sizeof p, user, "glimpse");
+    if (s) return s;
+    if (p.patch < 1 || p.patch > 1024)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse: patch %d not in [1, 1024]", p.patch);
+    if (p.depth < 1 || p.depth > RAM_MAX_DEPTH)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse: depth %d not in [1, %d]", p.depth,
+                        RAM_MAX_DEPTH);
+    if (!isfinite(p.scale) || p.scale < 1.0f)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse: scale %g must be finite and >= 1",
+                        (double)p.scale);
+    g->patch = p.patch;
+    g->depth = p.depth;
+    g->scale = p.scale;
+    for (int k = 0; k < p.depth; k++) {
+        double side = p.patch * pow(p.scale, k);
+        if (side > 1 << 20)
+            return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse: scale %d is %g pixels wide", k,
+                            side);
+        g->side[k] = (int)lround(side);
+    }
+    return RAM_OK;
+}
+
+ram_status ram_glimpse_create(const ram_glimpse_params *p, ram_glimpse **out) {
+    if (!out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse: out is NULL");
+    struct ram_glimpse tmp;
+    ram_status s = ram_glimpse_init(&tmp, p);
+    if (s) return s;
+    ram_glimpse *g = malloc(sizeof *g);
+    if (!g) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "glimpse: out of memory");
+    *g = tmp;
+    *out = g;
+    return RAM_OK;
+}
+
+void ram_glimpse_free(ram_glimpse *g) { free(g); }
+
+size_t ram_glimpse_size(const ram_glimpse *g, int channels) {
+    if (!g || channels < 1) return 0;
+    return (size_t)channels * g->depth * g->patch * g->patch;
+}
+
+/* Top-left pixel of a square of `side` pixels centred on the continuous
+ * coordinate (l + 1) * extent / 2.  The clamp keeps far-off locations from
+ * overflowing int; such squares read all zeros anyway. */
+static long square_start(float l, int extent, int side) {
+    double centre = ((double)l + 1.0) * extent * 0.5;
+    double start = floor(centre - side * 0.5 + 0.5);
+    double lim = (double)extent + 2.0 * side + 2;
+    if (start < -lim) start = -lim;
+    if (start > lim) start = lim;
+    return (long)start;
+}
+
+void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h, int w, float lx,
+                     float ly, float *out) {
+    const int P = g->patch;
+    for (int k = 0; k < g->depth; k++) {
+        const int side = g->side[k];
+        const long x0 = square_start(lx, w, side), y0 = square_start(ly, h, side);
+        for (int ch = 0; ch < c; ch++) {
+            const float *plane = img + (size_t)ch * h * w;
+            float *o = out + ((size_t)ch * g->depth + k) * P * P;
+            for (int i = 0; i < P; i++) {
+                /* Cell i covers rows [y0 + i*side/P, y0 + (i+1)*side/P): exact
+                 * average pooling when P divides side, area pooling otherwise. */
+                long r0 = y0 + (long)i * side / P, r1 = y0 + (long)(i + 1) * side / P;
+                long rows = r1 - r0;
+                if (r0 < 0) r0 = 0;
+                if (r1 > h) r1 = h;
+                for (int j = 0; j < P; j++) {
+                    long c0 = x0 + (long)j * side / P, c1 = x0 + (long)(j + 1) * side / P;
+                    long cols = c1 - c0;
+                    if (c0 < 0) c0 = 0;
+                    if (c1 > w) c1 = w;
+                    float sum = 0.0f;
+                    for (long r = r0; r < r1; r++)
+                        for (long cc = c0; cc < c1; cc++) sum += plane[(size_t)r * w + cc];
+                    long area = rows * cols;
+                    o[i * P + j] = area > 0 ? sum / (float)area : 0.0f;
+                }
+            }
+        }
+    }
+}
+
+ram_status ram_glimpse_extract(const ram_glimpse *g, const float *images, int n, int c, int h,
+                               int w, const float *locs, float *out, size_t out_len) {
+    if (!g || !images || !locs || !out)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse_extract: NULL argument");
+    if (n < 1 || c < 1 || h < 1 || w < 1)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "glimpse_extract: shape %d x %d x %d x %d has a dimension < 1", n, c, h, w);
+    size_t per = ram_glimpse_size(g, c);
+    if (out_len / per < (size_t)n)
+        return ram_fail(RAM_ERR_BUFFER_TOO_SMALL,
+                        "glimpse_extract: out holds %zu floats, %zu x %d needed", out_len, per, n);
+    for (int i = 0; i < 2 * n; i++)
+        if (!isfinite(locs[i]))
+            return ram_fail(RAM_ERR_NUMERIC, "glimpse_extract: location %d is not finite", i / 2);
+    const size_t img_size = (size_t)c * h * w;
+    for (int i = 0; i < n; i++)
+        ram_glimpse_one(g, images + i * img_size, c, h, w, locs[2 * i], locs[2 * i + 1],
+                        out + i * per);
+    return RAM_OK;
+}

@@ -1,0 +1,214 @@
+/* Internal declarations shared by libram's compilation units.  Not installed. */
+#ifndef RAM_INTERNAL_H
+#define RAM_INTERNAL_H
+
+#include "ram/ram.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RAM_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- errors (error.c) ---- */
+
+/* Record a formatted message as the thread's last error and return `s`. */
+RAM_HIDDEN ram_status ram_fail(ram_status s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+RAM_HIDDEN void ram_clear_error(void);
+
+/* Copy a caller's versioned params struct over `defaults` (already filled):
+ * only the first min(user->struct_size, full) bytes are taken. */
+RAM_HIDDEN ram_status ram_copy_params(void *dst, size_t full, const void *user, const char *what);
+
+/* ---- random numbers (rng.c): xoshiro256**, seeded by splitmix64 ---- */
+
+typedef struct ram_rng {
+    uint64_t s[4];
+    double spare;   /* second Box-Muller normal */
+    int has_spare;
+} ram_rng;
+
+RAM_HIDDEN void ram_rng_seed(ram_rng *r, uint64_t seed);
+RAM_HIDDEN uint64_t ram_rng_u64(ram_rng *r);
+RAM_HIDDEN double ram_rng_uniform(ram_rng *r); /* [0, 1) */
+RAM_HIDDEN double ram_rng_normal(ram_rng *r);  /* N(0, 1) */
+
+/* ---- glimpse sensor (glimpse.c) ---- */
+
+#define RAM_MAX_DEPTH 16
+
+struct ram_glimpse {
+    int patch, depth;
+    float scale;
+    int side[RAM_MAX_DEPTH]; /* pixel side of each scale's square */
+};
+
+RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *p);
+/* One image (c x h x w) at one location (already in the image's [-1, 1] frame). */
+RAM_HIDDEN void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h, int w,
+                                float lx, float ly, float *out);
+
+/* ---- layers (layers.c): batched, row-major, rows = batch ---- */
+
+/* Y[n x out] (ld ldy) = X[n x in] (ld ldx) W^T + b, or += when accumulate. b may be NULL. */
+RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W,
+                                   const float *b, int out, float *Y, int ldy, bool accumulate);
+/* dW += dY^T X, db += sum_rows dY; dX (ld lddx) = or += dY W when dX != NULL. */
+RAM_HIDDEN void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int n,
+                                    int in, int out, const float *W, float *dW, float *db,
+                                    float *dX, int lddx, bool accumulate_dx);
+RAM_HIDDEN void ram_relu_forward(float *Y, int n, int cols, int ld);
+/* dY *= (Y > 0), Y the ReLU output. */
+RAM_HIDDEN void ram_relu_backward(const float *Y, float *dY, int n, int cols, int ld);
+/* LSTM pointwise part.  gates: n x 4H pre-activations [i f g o], replaced by
+ * their activations; c_prev, c, h: n x H. */
+RAM_HIDDEN void ram_lstm_forward(float *gates, const float *c_prev, float *c, float *h, int n,
+                                 int H);
+/* Given dh, dc (n x H, gradient w.r.t. h_t and c_t), writes dgates (n x 4H,
+ * w.r.t. pre-activations) and dc_prev (n x H). */
+RAM_HIDDEN void ram_lstm_backward(const float *gates, const float *c_prev, const float *c,
+                                  const float *dh, const float *dc, float *dgates,
+                                  float *dc_prev, int n, int H);
+/* Row-wise softmax of logits into probs (n x k). */
+RAM_HIDDEN void ram_softmax(const float *logits, float *probs, int n, int k);
+
+/* ---- model (model.c) ---- */
+
+enum ram_tensor_id {
+    RAM_T_G1_W, RAM_T_G1_B, /* rho -> h_g */
+    RAM_T_L1_W, RAM_T_L1_B, /* l -> h_l */
+    RAM_T_G2_W, RAM_T_G2_B, /* h_g -> g (ADDITIVE) or [h_g; h_l] -> g (CONCAT) */
+    RAM_T_L2_W, RAM_T_L2_B, /* h_l -> g (ADDITIVE only; empty for CONCAT) */
+    RAM_T_CX_W, RAM_T_CH_W, RAM_T_C_B, /* core: input, recurrent, bias (x4 for LSTM) */
+    RAM_T_LOC_W, RAM_T_LOC_B,          /* h -> mu */
+    RAM_T_CLS_W, RAM_T_CLS_B,          /* h_T -> logits */
+    RAM_T_COUNT
+};
+
+typedef struct ram_tensor_info {
+    size_t off;      /* offset into ram_model.w */
+    int rows, cols;  /* biases: rows x 1 */
+} ram_tensor_info;
+
+struct ram_model {
+    ram_model_params p;
+    struct ram_glimpse sensor;
+    int rho_size;   /* C * depth * patch^2 */
+    int hgl;        /* glimpse_hidden + loc_hidden: width of the [h_g; h_l] buffer */
+    int gates;      /* core_hidden (RNN) or 4 * core_hidden (LSTM) */
+    float range_x, range_y; /* policy [-1,1] -> retina [-1,1] factor per axis */
+    ram_tensor_info t[RAM_T_COUNT];
+    size_t n_params;
+    float *w;
+};
+
+RAM_HIDDEN ram_status ram_model_validate(const ram_model_params *p);
+/* Fill layout fields (everything but w) from p->.  p must be valid. */
+RAM_HIDDEN void ram_model_layout(struct ram_model *m, const ram_model_params *p);
+RAM_HIDDEN ram_status ram_model_alloc(const ram_model_params *p, struct ram_model **out);
+static inline float *ram_param(const struct ram_model *m, float *base, enum ram_tensor_id id) {
+    return base + m->t[id].off;
+}
+
+/* How forward picks each location. */
+typedef enum ram_loc_mode {
+    RAM_LOC_MEAN,   /* l_t = mu_t (evaluation) */
+    RAM_LOC_SAMPLE, /* l_t = clamp(mu_t + std * eps_t, -1, 1), eps given */
+    RAM_LOC_FIXED   /* l_t given (gradient checks) */
+} ram_loc_mode;
+
+/* Caches for one forward/backward pass over up to max_n images. */
+typedef struct ram_ws {
+    int max_n;
+    bool train; /* backward buffers allocated */
+    float *rho;   /* T x n x rho_size */
+    float *loc;   /* T x n x 2, the locations used (policy frame) */
+    float *mupre; /* T x n x 2, location mean before the bound */
+    float *mu;    /* T x n x 2 */
+    float *hgl;   /* T x n x hgl */
+    float *g;     /* T x n x glimpse_out */
+    float *gates; /* T x n x 4H (LSTM) */
+    float *h;     /* (T+1) x n x H, h[0] = 0 */
+    float *c;     /* (T+1) x n x H (LSTM) */
+    float *probs; /* n x classes */
+    float *retina; /* n x 2 scratch */
+    float *aux;    /* T x n x 2: noise or given locations for classify_ex */
+    /* backward */
+    float *dh, *dh2, *dc, *dc2, *dgates, *dg, *dhgl, *dlogits, *dmu;
+    float *grad; /* n_params */
+} ram_ws;
+
+RAM_HIDDEN ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train);
+RAM_HIDDEN void ram_ws_release(ram_ws *ws);
+/* Forward n images.  eps (RAM_LOC_SAMPLE: T x n x 2 normals) or locs
+ * (RAM_LOC_FIXED: T x n x 2) per mode; std used by SAMPLE. */
+RAM_HIDDEN void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *images, int n,
+                                  ram_loc_mode mode, const float *eps_or_locs, float std);
+/* Backward: ws->dlogits (n x classes) and, if dmu != NULL, the loss gradient
+ * w.r.t. mu_t (T x n x 2).  Accumulates into ws->grad (not zeroed here).
+ * detach_core: the location gradient stops at the location network. */
+RAM_HIDDEN void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n,
+                                   const float *dmu, bool detach_core);
+
+/* ---- policy (reinforce.c) ---- */
+
+struct ram_policy {
+    ram_policy_params p; /* zero fields resolved */
+    float *bw;           /* baseline: hidden weights + 1 bias (LINEAR), 1 (SCALAR), 0 (NONE) */
+    size_t n_bw;
+    ram_rng rng;
+};
+
+/* Baseline values b[t*n + i] from the decision states h[t] (T+1 x n x H). */
+RAM_HIDDEN void ram_baseline_forward(const struct ram_policy *pol, const float *h, int n,
+                                     float *b);
+/* Gradient of the baseline loss mean_{t,i}(b - R)^2 * (n / norm) into gbw;
+ * returns the summed squared error. */
+RAM_HIDDEN double ram_baseline_backward(const struct ram_policy *pol, const float *h, int n,
+                                        const float *b, const float *R, float norm, float *gbw);
+
+/* ---- serialization (serialize.c) ---- */
+
+/* A growable little-endian byte buffer used to build files. */
+typedef struct ram_buf {
+    unsigned char *data;
+    size_t len, cap;
+    bool failed; /* an allocation failed: the buffer is unusable */
+} ram_buf;
+
+RAM_HIDDEN void ram_buf_u32(ram_buf *b, uint32_t v);
+RAM_HIDDEN void ram_buf_u64(ram_buf *b, uint64_t v);
+RAM_HIDDEN void ram_buf_f32(ram_buf *b, float v);
+RAM_HIDDEN void ram_buf_bytes(ram_buf *b, const void *p, size_t n);
+RAM_HIDDEN void ram_buf_floats(ram_buf *b, const float *p, size_t n);
+
+/* A bounds-checked reader over a byte range. */
+typedef struct ram_reader {
+    const unsigned char *p;
+    size_t len, pos;
+    bool bad; /* read past the end */
+} ram_reader;
+
+RAM_HIDDEN uint32_t ram_rd_u32(ram_reader *r);
+RAM_HIDDEN uint64_t ram_rd_u64(ram_reader *r);
+RAM_HIDDEN float ram_rd_f32(ram_reader *r);
+RAM_HIDDEN bool ram_rd_floats(ram_reader *r, float *dst, size_t n);
+
+/* File container: header, chunks, CRC-32 trailer.  See docs/file-format.md. */
+#define RAM_TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+RAM_HIDDEN void ram_file_begin(ram_buf *b);
+RAM_HIDDEN void ram_file_chunk(ram_buf *b, uint32_t tag, const ram_buf *payload);
+RAM_HIDDEN ram_status ram_file_finish_and_write(ram_buf *b, const char *path);
+/* Read and verify a whole file; fills the data buffer (caller frees *data). */
+RAM_HIDDEN ram_status ram_file_read(const char *path, unsigned char **data, size_t *len);
+/* Find chunk `tag` in a verified file; false if absent. */
+RAM_HIDDEN bool ram_file_find(const unsigned char *data, size_t len, uint32_t tag,
+                              ram_reader *chunk);
+RAM_HIDDEN void ram_model_serialize(const struct ram_model *m, ram_buf *b);
+/* Parse the model chunks of a verified file. */
+RAM_HIDDEN ram_status ram_model_deserialize(const unsigned char *data, size_t len,
+                                            struct ram_model **out);
+RAM_HIDDEN uint32_t ram_crc32(const unsigned char *p, size_t n);
+
+#endif

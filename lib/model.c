@@ -1,0 +1,482 @@
+/* The recurrent attention model: parameter layout, initialisation, the
+ * forward pass over T glimpses and backpropagation through time.  The
+ * location policy's sampling noise and the losses live in the trainer and
+ * reinforce.c; this file only moves activations and gradients. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ram_model_params_init(ram_model_params *p) {
+    if (!p) return;
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->channels = 1;
+    p->height = 28;
+    p->width = 28;
+    ram_glimpse_params_init(&p->glimpse);
+    p->form = RAM_GLIMPSE_ADDITIVE;
+    p->glimpse_hidden = 128;
+    p->loc_hidden = 128;
+    p->glimpse_out = 256;
+    p->core_hidden = 256;
+    p->core = RAM_CORE_RNN;
+    p->glimpses = 6;
+    p->classes = 10;
+    p->bound = RAM_BOUND_TANH;
+    p->loc_std = 0.17f;
+    p->loc_range_pixels = 13.0f;
+    p->init_scale = 0.1f;
+    p->seed = 1;
+}
+
+#define CHECK_RANGE(v, lo, hi)                                                                     \
+    if ((v) < (lo) || (v) > (hi))                                                                  \
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: " #v " = %ld not in [%ld, %ld]",         \
+                        (long)(v), (long)(lo), (long)(hi));
+
+ram_status ram_model_validate(const ram_model_params *p) {
+    CHECK_RANGE(p->channels, 1, 4096);
+    CHECK_RANGE(p->height, 1, 65536);
+    CHECK_RANGE(p->width, 1, 65536);
+    if ((double)p->channels * p->height * p->width > 1e9)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: images of %d x %d x %d are too large",
+                        p->channels, p->height, p->width);
+    struct ram_glimpse g;
+    ram_status s = ram_glimpse_init(&g, &p->glimpse);
+    if (s) return s;
+    if ((double)p->channels * g.depth * g.patch * g.patch > 1 << 24)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: glimpse of %d values is too large",
+                        p->channels * g.depth * g.patch * g.patch);
+    CHECK_RANGE(p->form, RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT);
+    CHECK_RANGE(p->glimpse_hidden, 1, 65536);
+    CHECK_RANGE(p->loc_hidden, 1, 65536);
+    CHECK_RANGE(p->glimpse_out, 1, 65536);
+    CHECK_RANGE(p->core_hidden, 1, 16384);
+    CHECK_RANGE(p->core, RAM_CORE_RNN, RAM_CORE_LSTM);
+    CHECK_RANGE(p->glimpses, 1, 64);
+    CHECK_RANGE(p->classes, 2, 65536);
+    CHECK_RANGE(p->bound, RAM_BOUND_HARDTANH, RAM_BOUND_TANH);
+    if (!isfinite(p->loc_std) || p->loc_std <= 0.0f || p->loc_std > 10.0f)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_std %g not in (0, 10]",
+                        (double)p->loc_std);
+    if (!isfinite(p->loc_range_pixels) || p->loc_range_pixels < 0.0f)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_range_pixels %g must be >= 0",
+                        (double)p->loc_range_pixels);
+    if (!isfinite(p->init_scale) || p->init_scale < 0.0f || p->init_scale > 10.0f)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: init_scale %g not in [0, 10]",
+                        (double)p->init_scale);
+    return RAM_OK;
+}
+
+void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
+    m->p = *p;
+    ram_glimpse_init(&m->sensor, &p->glimpse);
+    m->rho_size = p->channels * m->sensor.depth * m->sensor.patch * m->sensor.patch;
+    m->hgl = p->glimpse_hidden + p->loc_hidden;
+    m->gates = p->core == RAM_CORE_LSTM ? 4 * p->core_hidden : p->core_hidden;
+    m->range_x = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->width : 1.0f;
+    m->range_y = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->height : 1.0f;
+    const int Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out,
+              H = p->core_hidden, K = p->classes;
+    const bool concat = p->form == RAM_GLIMPSE_CONCAT;
+    const int shape[RAM_T_COUNT][2] = {
+        [RAM_T_G1_W] = {Hg, m->rho_size},
+        [RAM_T_G1_B] = {Hg, 1},
+        [RAM_T_L1_W] = {Hl, 2},
+        [RAM_T_L1_B] = {Hl, 1},
+        [RAM_T_G2_W] = {G, concat ? m->hgl : Hg},
+        [RAM_T_G2_B] = {G, 1},
+        [RAM_T_L2_W] = {concat ? 0 : G, Hl},
+        [RAM_T_L2_B] = {concat ? 0 : G, 1},
+        [RAM_T_CX_W] = {m->gates, G},
+        [RAM_T_CH_W] = {m->gates, H},
+        [RAM_T_C_B] = {m->gates, 1},
+        [RAM_T_LOC_W] = {2, H},
+        [RAM_T_LOC_B] = {2, 1},
+        [RAM_T_CLS_W] = {K, H},
+        [RAM_T_CLS_B] = {K, 1},
+    };
+    size_t off = 0;
+    for (int i = 0; i < RAM_T_COUNT; i++) {
+        m->t[i].off = off;
+        m->t[i].rows = shape[i][0];
+        m->t[i].cols = shape[i][1];
+        off += (size_t)shape[i][0] * shape[i][1];
+    }
+    m->n_params = off;
+}
+
+ram_status ram_model_alloc(const ram_model_params *p, struct ram_model **out) {
+    ram_status s = ram_model_validate(p);
+    if (s) return s;
+    struct ram_model *m = calloc(1, sizeof *m);
+    if (!m) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "model: out of memory");
+    ram_model_layout(m, p);
+    m->w = calloc(m->n_params, sizeof(float));
+    if (!m->w) {
+        size_t n = m->n_params;
+        free(m);
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "model: %zu parameters: out of memory", n);
+    }
+    *out = m;
+    return RAM_OK;
+}
+
+ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
+    if (!out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_create: out is NULL");
+    ram_model_params p;
+    ram_model_params_init(&p);
+    ram_status s = ram_copy_params(&p, sizeof p, user, "model_create");
+    if (s) return s;
+    struct ram_model *m;
+    if ((s = ram_model_alloc(&p, &m))) return s;
+    ram_rng rng;
+    ram_rng_seed(&rng, p.seed);
+    for (size_t i = 0; i < m->n_params; i++)
+        m->w[i] = (float)((2 * ram_rng_uniform(&rng) - 1) * p.init_scale);
+    if (p.core == RAM_CORE_LSTM) {
+        /* A forget-gate bias of 1 keeps the cell's memory early in training
+         * (Jozefowicz et al. 2015). */
+        float *b = ram_param(m, m->w, RAM_T_C_B) + p.core_hidden;
+        for (int j = 0; j < p.core_hidden; j++) b[j] = 1.0f;
+    }
+    *out = m;
+    return RAM_OK;
+}
+
+void ram_model_free(ram_model *m) {
+    if (!m) return;
+    free(m->w);
+    free(m);
+}
+
+ram_status ram_model_get_params(const ram_model *m, ram_model_params *p) {
+    if (!m || !p) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_get_params: NULL argument");
+    if (p->struct_size < sizeof(size_t))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_get_params: struct_size not set");
+    size_t n = p->struct_size < sizeof *p ? p->struct_size : sizeof *p;
+    memcpy((char *)p + sizeof(size_t), (const char *)&m->p + sizeof(size_t), n - sizeof(size_t));
+    return RAM_OK;
+}
+
+size_t ram_model_param_count(const ram_model *m) { return m ? m->n_params : 0; }
+
+/* ---- workspaces ---- */
+
+void ram_ws_release(ram_ws *ws) {
+    float **bufs[] = {&ws->rho, &ws->loc,  &ws->mupre,  &ws->mu,  &ws->hgl,    &ws->g,
+                      &ws->gates, &ws->h,  &ws->c,      &ws->probs, &ws->retina, &ws->aux,
+                      &ws->dh,  &ws->dh2,  &ws->dc,     &ws->dc2, &ws->dgates, &ws->dg,
+                      &ws->dhgl, &ws->dlogits, &ws->dmu, &ws->grad};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
+        free(*bufs[i]);
+        *bufs[i] = NULL;
+    }
+}
+
+ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train) {
+    memset(ws, 0, sizeof *ws);
+    ws->max_n = max_n;
+    ws->train = train;
+    const size_t n = (size_t)max_n, T = m->p.glimpses, H = m->p.core_hidden;
+    const bool lstm = m->p.core == RAM_CORE_LSTM;
+    struct {
+        float **p;
+        size_t count;
+    } need[] = {
+        {&ws->rho, T * n * m->rho_size},
+        {&ws->loc, T * n * 2},
+        {&ws->mupre, T * n * 2},
+        {&ws->mu, T * n * 2},
+        {&ws->hgl, T * n * m->hgl},
+        {&ws->g, T * n * m->p.glimpse_out},
+        {&ws->gates, lstm ? T * n * m->gates : 0},
+        {&ws->h, (T + 1) * n * H},
+        {&ws->c, lstm ? (T + 1) * n * H : 0},
+        {&ws->probs, n * m->p.classes},
+        {&ws->retina, n * 2},
+        {&ws->aux, T * n * 2},
+        {&ws->dh, train ? n * H : 0},
+        {&ws->dh2, train ? n * H : 0},
+        {&ws->dc, train && lstm ? n * H : 0},
+        {&ws->dc2, train && lstm ? n * H : 0},
+        {&ws->dgates, train && lstm ? n * m->gates : 0},
+        {&ws->dg, train ? n * m->p.glimpse_out : 0},
+        {&ws->dhgl, train ? n * m->hgl : 0},
+        {&ws->dlogits, train ? n * m->p.classes : 0},
+        {&ws->dmu, train ? n * 2 : 0},
+        {&ws->grad, train ? m->n_params : 0},
+    };
+    for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
+        if (!need[i].count) continue;
+        *need[i].p = calloc(need[i].count, sizeof(float));
+        if (!*need[i].p) {
+            ram_ws_release(ws);
+            return ram_fail(RAM_ERR_OUT_OF_MEMORY, "workspace for batch %d: out of memory", max_n);
+        }
+    }
+    return RAM_OK;
+}
+
+/* ---- forward / backward ---- */
+
+static inline float bound_fwd(ram_loc_bound b, float x) {
+    if (b == RAM_BOUND_TANH) return tanhf(x);
+    return x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
+}
+
+static inline float bound_grad(ram_loc_bound b, float pre, float post) {
+    if (b == RAM_BOUND_TANH) return 1.0f - post * post;
+    return pre > -1.0f && pre < 1.0f ? 1.0f : 0.0f;
+}
+
+static inline float clamp1(float x) { return x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x; }
+
+void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *images, int n,
+                       ram_loc_mode mode, const float *eps_or_locs, float std) {
+    const ram_model_params *p = &m->p;
+    const int T = p->glimpses, H = p->core_hidden, D = m->rho_size, HG = m->hgl,
+              Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, K = p->classes;
+    const size_t img_size = (size_t)p->channels * p->height * p->width;
+    const float *w = m->w;
+    const bool lstm = p->core == RAM_CORE_LSTM;
+
+    memset(ws->h, 0, sizeof(float) * n * H);
+    if (lstm) memset(ws->c, 0, sizeof(float) * n * H);
+    for (int t = 0; t < T; t++) {
+        float *ht = ws->h + (size_t)t * n * H, *hn = ht + (size_t)n * H;
+        float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
+        float *l = ws->loc + (size_t)t * n * 2;
+        float *rho = ws->rho + (size_t)t * n * D, *hgl = ws->hgl + (size_t)t * n * HG;
+        float *g = ws->g + (size_t)t * n * G;
+
+        /* Where to look: mu_t from h_{t-1} (h_0 = 0), then l_t. */
+        ram_linear_forward(ht, H, n, H, ram_param(m, (float *)w, RAM_T_LOC_W),
+                           ram_param(m, (float *)w, RAM_T_LOC_B), 2, mupre, 2, false);
+        const float *src = eps_or_locs ? eps_or_locs + (size_t)t * n * 2 : NULL;
+        for (int i = 0; i < 2 * n; i++) {
+            mu[i] = bound_fwd(p->bound, mupre[i]);
+            l[i] = mode == RAM_LOC_MEAN     ? mu[i]
+                   : mode == RAM_LOC_SAMPLE ? clamp1(mu[i] + std * src[i])
+                                            : src[i];
+        }
+        for (int i = 0; i < n; i++)
+            ram_glimpse_one(&m->sensor, images + i * img_size, p->channels, p->height, p->width,
+                            l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y, rho + (size_t)i * D);
+
+        /* Glimpse network: [h_g; h_l] side by side in one buffer so the CONCAT
+         * form is a single GEMM over it. */
+        ram_linear_forward(rho, D, n, D, ram_param(m, (float *)w, RAM_T_G1_W),
+                           ram_param(m, (float *)w, RAM_T_G1_B), Hg, hgl, HG, false);
+        ram_linear_forward(l, 2, n, 2, ram_param(m, (float *)w, RAM_T_L1_W),
+                           ram_param(m, (float *)w, RAM_T_L1_B), Hl, hgl + Hg, HG, false);
+        ram_relu_forward(hgl, n, HG, HG);
+        if (p->form == RAM_GLIMPSE_CONCAT) {
+            ram_linear_forward(hgl, HG, n, HG, ram_param(m, (float *)w, RAM_T_G2_W),
+                               ram_param(m, (float *)w, RAM_T_G2_B), G, g, G, false);
+        } else {
+            ram_linear_forward(hgl, HG, n, Hg, ram_param(m, (float *)w, RAM_T_G2_W),
+                               ram_param(m, (float *)w, RAM_T_G2_B), G, g, G, false);
+            ram_linear_forward(hgl + Hg, HG, n, Hl, ram_param(m, (float *)w, RAM_T_L2_W),
+                               ram_param(m, (float *)w, RAM_T_L2_B), G, g, G, true);
+        }
+        ram_relu_forward(g, n, G, G);
+
+        /* Core. */
+        float *pre = lstm ? ws->gates + (size_t)t * n * m->gates : hn;
+        ram_linear_forward(g, G, n, G, ram_param(m, (float *)w, RAM_T_CX_W),
+                           ram_param(m, (float *)w, RAM_T_C_B), m->gates, pre, m->gates, false);
+        if (t > 0) /* h_0 = 0 contributes nothing */
+            ram_linear_forward(ht, H, n, H, ram_param(m, (float *)w, RAM_T_CH_W), NULL, m->gates,
+                               pre, m->gates, true);
+        if (lstm) {
+            float *ct = ws->c + (size_t)t * n * H;
+            ram_lstm_forward(pre, ct, ct + (size_t)n * H, hn, n, H);
+        } else {
+            ram_relu_forward(hn, n, H, H);
+        }
+    }
+    /* Classifier on h_T; logits are turned into probabilities in place. */
+    const float *hT = ws->h + (size_t)T * n * H;
+    ram_linear_forward(hT, H, n, H, ram_param(m, (float *)w, RAM_T_CLS_W),
+                       ram_param(m, (float *)w, RAM_T_CLS_B), K, ws->probs, K, false);
+    ram_softmax(ws->probs, ws->probs, n, K);
+}
+
+void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
+                        bool detach_core) {
+    const ram_model_params *p = &m->p;
+    const int T = p->glimpses, H = p->core_hidden, D = m->rho_size, HG = m->hgl,
+              Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, K = p->classes,
+              NG = m->gates;
+    const bool lstm = p->core == RAM_CORE_LSTM;
+    float *w = m->w, *gw = ws->grad;
+#define W(id) ram_param(m, w, id)
+#define GW(id) ram_param(m, gw, id)
+
+    float *dh = ws->dh, *dh2 = ws->dh2, *dc = ws->dc, *dc2 = ws->dc2;
+    ram_linear_backward(ws->dlogits, K, ws->h + (size_t)T * n * H, H, n, H, K, W(RAM_T_CLS_W),
+                        GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh, H, false);
+    if (lstm) memset(dc, 0, sizeof(float) * n * H);
+    for (int t = T - 1; t >= 0; t--) {
+        /* Here dh = dLoss/dh_{t+1}. */
+        const float *ht = ws->h + (size_t)t * n * H, *hn = ht + (size_t)n * H;
+        const float *g = ws->g + (size_t)t * n * G, *hgl = ws->hgl + (size_t)t * n * HG;
+        const float *rho = ws->rho + (size_t)t * n * D, *l = ws->loc + (size_t)t * n * 2;
+        float *dpre;
+        if (lstm) {
+            const float *ct = ws->c + (size_t)t * n * H;
+            ram_lstm_backward(ws->gates + (size_t)t * n * NG, ct, ct + (size_t)n * H, dh, dc,
+                              ws->dgates, dc2, n, H);
+            float *tmp = dc;
+            dc = dc2;
+            dc2 = tmp;
+            dpre = ws->dgates;
+        } else {
+            ram_relu_backward(hn, dh, n, H, H);
+            dpre = dh;
+        }
+        ram_linear_backward(dpre, NG, g, G, n, G, NG, W(RAM_T_CX_W), GW(RAM_T_CX_W),
+                            GW(RAM_T_C_B), ws->dg, G, false);
+        if (t > 0)
+            ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_CH_W), GW(RAM_T_CH_W), NULL,
+                                dh2, H, false);
+
+        ram_relu_backward(g, ws->dg, n, G, G);
+        if (p->form == RAM_GLIMPSE_CONCAT) {
+            ram_linear_backward(ws->dg, G, hgl, HG, n, HG, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
+                                GW(RAM_T_G2_B), ws->dhgl, HG, false);
+        } else {
+            ram_linear_backward(ws->dg, G, hgl, HG, n, Hg, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
+                                GW(RAM_T_G2_B), ws->dhgl, HG, false);
+            ram_linear_backward(ws->dg, G, hgl + Hg, HG, n, Hl, G, W(RAM_T_L2_W), GW(RAM_T_L2_W),
+                                GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false);
+        }
+        ram_relu_backward(hgl, ws->dhgl, n, HG, HG);
+        /* The glimpse is not differentiable in l, and l carries no gradient. */
+        ram_linear_backward(ws->dhgl, HG, rho, D, n, D, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
+                            GW(RAM_T_G1_B), NULL, 0, false);
+        ram_linear_backward(ws->dhgl + Hg, HG, l, 2, n, 2, Hl, W(RAM_T_L1_W), GW(RAM_T_L1_W),
+                            GW(RAM_T_L1_B), NULL, 0, false);
+
+        /* Location network at step t: mu_t = bound(W h_t + b). */
+        if (dmu) {
+            const float *dmut = dmu + (size_t)t * n * 2;
+            const float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
+            for (int i = 0; i < 2 * n; i++)
+                ws->dmu[i] = dmut[i] * bound_grad(p->bound, mupre[i], mu[i]);
+            bool into_core = t > 0 && !detach_core;
+            ram_linear_backward(ws->dmu, 2, ht, H, n, H, 2, W(RAM_T_LOC_W), GW(RAM_T_LOC_W),
+                                GW(RAM_T_LOC_B), into_core ? dh2 : NULL, H, true);
+        }
+        float *tmp = dh;
+        dh = dh2;
+        dh2 = tmp;
+    }
+#undef W
+#undef GW
+}
+
+/* ---- inference ---- */
+
+struct ram_state {
+    ram_model_params arch;
+    size_t n_params;
+    ram_ws ws;
+};
+
+ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out) {
+    if (!m || !out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_create: NULL argument");
+    if (max_batch < 1 || max_batch > 1 << 20)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_create: max_batch %d not in [1, 2^20]",
+                        max_batch);
+    ram_state *st = calloc(1, sizeof *st);
+    if (!st) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
+    ram_status s = ram_ws_init(&st->ws, m, max_batch, false);
+    if (s) {
+        free(st);
+        return s;
+    }
+    st->arch = m->p;
+    st->n_params = m->n_params;
+    *out = st;
+    return RAM_OK;
+}
+
+void ram_state_free(ram_state *st) {
+    if (!st) return;
+    ram_ws_release(&st->ws);
+    free(st);
+}
+
+static bool same_shape(const ram_model_params *a, const ram_model_params *b) {
+    return a->channels == b->channels && a->height == b->height && a->width == b->width &&
+           a->glimpse.patch == b->glimpse.patch && a->glimpse.depth == b->glimpse.depth &&
+           a->glimpse_hidden == b->glimpse_hidden && a->loc_hidden == b->loc_hidden &&
+           a->glimpse_out == b->glimpse_out && a->core_hidden == b->core_hidden &&
+           a->core == b->core && a->glimpses == b->glimpses && a->classes == b->classes;
+}
+
+ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
+                                 ram_loc_source source, ram_policy *pol, int *labels,
+                                 float *probs, float *locs) {
+    if (!m || !st || !images)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: NULL model, state or images");
+    if (n < 1 || n > st->ws.max_n)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: n = %d not in [1, %d] (state size)",
+                        n, st->ws.max_n);
+    if (!same_shape(&st->arch, &m->p) || st->n_params != m->n_params)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: state made for another architecture");
+    if ((source == RAM_LOCS_SAMPLED || source == RAM_LOCS_RANDOM) && !pol)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: this location source needs a policy");
+    if (source < RAM_LOCS_MEAN || source > RAM_LOCS_CENTER)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: unknown location source %d",
+                        (int)source);
+    const size_t count = (size_t)n * m->p.channels * m->p.height * m->p.width;
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(images[i]))
+            return ram_fail(RAM_ERR_NUMERIC, "classify: pixel %zu of image %zu is not finite",
+                            i % (count / n), i / (count / n));
+    ram_ws *ws = &st->ws;
+    const int T = m->p.glimpses, K = m->p.classes;
+    const size_t nl = (size_t)T * n * 2;
+    switch (source) {
+    case RAM_LOCS_MEAN: ram_model_forward(m, ws, images, n, RAM_LOC_MEAN, NULL, 0); break;
+    case RAM_LOCS_SAMPLED:
+        for (size_t i = 0; i < nl; i++) ws->aux[i] = (float)ram_rng_normal(&pol->rng);
+        ram_model_forward(m, ws, images, n, RAM_LOC_SAMPLE, ws->aux, pol->p.std);
+        break;
+    case RAM_LOCS_RANDOM:
+        for (size_t i = 0; i < nl; i++) ws->aux[i] = (float)(2 * ram_rng_uniform(&pol->rng) - 1);
+        ram_model_forward(m, ws, images, n, RAM_LOC_FIXED, ws->aux, 0);
+        break;
+    case RAM_LOCS_CENTER:
+        memset(ws->aux, 0, sizeof(float) * nl);
+        ram_model_forward(m, ws, images, n, RAM_LOC_FIXED, ws->aux, 0);
+        break;
+    }
+    for (int i = 0; i < n; i++) {
+        const float *pr = ws->probs + (size_t)i * K;
+        if (labels) {
+            int best = 0;
+            for (int k = 1; k < K; k++)
+                if (pr[k] > pr[best]) best = k;
+            labels[i] = best;
+        }
+        if (probs) memcpy(probs + (size_t)i * K, pr, sizeof(float) * K);
+        if (locs)
+            for (int t = 0; t < T; t++) {
+                const float *l = ws->loc + ((size_t)t * n + i) * 2;
+                locs[((size_t)i * T + t) * 2] = l[0] * m->range_x;
+                locs[((size_t)i * T + t) * 2 + 1] = l[1] * m->range_y;
+            }
+    }
+    return RAM_OK;
+}
+
+ram_status ram_model_classify(const ram_model *m, ram_state *st, const float *images, int n,
+                              int *labels, float *probs, float *locs) {
+    return ram_model_classify_ex(m, st, images, n, RAM_LOCS_MEAN, NULL, labels, probs, locs);
+}

@@ -1,0 +1,207 @@
+/* The stochastic location policy and the REINFORCE estimator (Williams 1992):
+ * score functions for Gaussian, Bernoulli and categorical units, returns from
+ * the final reward, and the learned baseline that lowers the estimator's
+ * variance without biasing it. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ram_policy_params_init(ram_policy_params *p) {
+    if (!p) return;
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->std = 0.0f;
+    p->baseline = RAM_BASELINE_LINEAR;
+    p->reward_scale = 1.0f;
+    p->discount = 1.0f;
+    p->detach_core = 1;
+    p->seed = 1;
+}
+
+ram_status ram_policy_create(const ram_policy_params *user, const ram_model *m, ram_policy **out) {
+    if (!out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: out is NULL");
+    ram_policy_params p;
+    ram_policy_params_init(&p);
+    ram_status s = ram_copy_params(&p, sizeof p, user, "policy_create");
+    if (s) return s;
+    if (m) {
+        if (p.std <= 0.0f) p.std = m->p.loc_std;
+        if (p.hidden <= 0) p.hidden = m->p.core_hidden;
+        if (p.steps <= 0) p.steps = m->p.glimpses;
+    }
+    if (!isfinite(p.std) || p.std <= 0.0f || p.std > 10.0f)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: std %g not in (0, 10]%s",
+                        (double)p.std, m ? "" : " (no model to take it from)");
+    if (p.hidden < 1 || p.hidden > 1 << 20 || p.steps < 1 || p.steps > 64)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "policy_create: hidden %d / steps %d out of range (no model?)", p.hidden,
+                        p.steps);
+    if (p.baseline < RAM_BASELINE_LINEAR || p.baseline > RAM_BASELINE_NONE)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: unknown baseline %d",
+                        (int)p.baseline);
+    if (!isfinite(p.reward_scale) || !isfinite(p.discount) || p.discount < 0.0f ||
+        p.discount > 1.0f)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "policy_create: reward_scale %g must be finite, discount %g in [0, 1]",
+                        (double)p.reward_scale, (double)p.discount);
+    if (p.detach_core != 0 && p.detach_core != 1)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: detach_core must be 0 or 1");
+    ram_policy *pol = calloc(1, sizeof *pol);
+    if (!pol) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "policy_create: out of memory");
+    pol->p = p;
+    pol->n_bw = p.baseline == RAM_BASELINE_LINEAR   ? (size_t)p.hidden + 1
+                : p.baseline == RAM_BASELINE_SCALAR ? 1
+                                                    : 0;
+    if (pol->n_bw && !(pol->bw = calloc(pol->n_bw, sizeof(float)))) {
+        free(pol);
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "policy_create: out of memory");
+    }
+    ram_rng_seed(&pol->rng, p.seed);
+    *out = pol;
+    return RAM_OK;
+}
+
+void ram_policy_free(ram_policy *pol) {
+    if (!pol) return;
+    free(pol->bw);
+    free(pol);
+}
+
+void ram_policy_seed(ram_policy *pol, uint64_t seed) {
+    if (pol) ram_rng_seed(&pol->rng, seed);
+}
+
+ram_status ram_policy_sample(ram_policy *pol, const float *mu, int n, float *l) {
+    if (!pol || !mu || !l || n < 0)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_sample: NULL argument or n < 0");
+    for (int i = 0; i < 2 * n; i++) {
+        if (!isfinite(mu[i]))
+            return ram_fail(RAM_ERR_NUMERIC, "policy_sample: mean %d is not finite", i / 2);
+        float x = mu[i] + pol->p.std * (float)ram_rng_normal(&pol->rng);
+        l[i] = x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
+    }
+    return RAM_OK;
+}
+
+static ram_status check_common(const void *x, const void *p, const float *R, const void *out,
+                               int n, int d, float norm, const char *what) {
+    if (!x || !p || !R || !out)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
+    if (n < 0 || d < 1 || !(norm > 0.0f) || !isfinite(norm))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n %d, d %d or norm %g out of range", what,
+                        n, d, (double)norm);
+    return RAM_OK;
+}
+
+/* For every score function below: the loss is -alpha (R - b) log pi(x), so
+ * its gradient is -alpha (R - b) d log pi(x) / d theta.  b is a constant here:
+ * the baseline is fitted by its own MSE loss and never differentiated
+ * through this term, which keeps the estimator unbiased. */
+ram_status ram_reinforce_gaussian(const float *x, const float *mu, int n, int d, float std,
+                                  const float *R, const float *b, float alpha, float norm,
+                                  float *dmu) {
+    ram_status s = check_common(x, mu, R, dmu, n, d, norm, "reinforce_gaussian");
+    if (s) return s;
+    if (!(std > 0.0f) || !isfinite(std))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "reinforce_gaussian: std %g must be > 0",
+                        (double)std);
+    const float inv_var = 1.0f / (std * std);
+    for (int i = 0; i < n; i++) {
+        float adv = R[i] - (b ? b[i] : 0.0f);
+        for (int j = 0; j < d; j++) {
+            size_t k = (size_t)i * d + j;
+            dmu[k] = -alpha * adv * (x[k] - mu[k]) * inv_var / norm;
+        }
+    }
+    return RAM_OK;
+}
+
+ram_status ram_reinforce_bernoulli(const float *x, const float *p, int n, int d, const float *R,
+                                   const float *b, float alpha, float norm, float *dp) {
+    ram_status s = check_common(x, p, R, dp, n, d, norm, "reinforce_bernoulli");
+    if (s) return s;
+    for (int i = 0; i < n; i++) {
+        float adv = R[i] - (b ? b[i] : 0.0f);
+        for (int j = 0; j < d; j++) {
+            size_t k = (size_t)i * d + j;
+            if (!(p[k] > 0.0f && p[k] < 1.0f))
+                return ram_fail(RAM_ERR_NUMERIC, "reinforce_bernoulli: p = %g not in (0, 1)",
+                                (double)p[k]);
+            dp[k] = -alpha * adv * (x[k] - p[k]) / (p[k] * (1.0f - p[k])) / norm;
+        }
+    }
+    return RAM_OK;
+}
+
+ram_status ram_reinforce_categorical(const int *x, const float *p, int n, int k, const float *R,
+                                     const float *b, float alpha, float norm, float *dp) {
+    ram_status s = check_common(x, p, R, dp, n, k, norm, "reinforce_categorical");
+    if (s) return s;
+    for (int i = 0; i < n; i++) {
+        if (x[i] < 0 || x[i] >= k)
+            return ram_fail(RAM_ERR_INVALID_ARGUMENT, "reinforce_categorical: x[%d] = %d", i,
+                            x[i]);
+        float px = p[(size_t)i * k + x[i]];
+        if (!(px > 0.0f))
+            return ram_fail(RAM_ERR_NUMERIC, "reinforce_categorical: p of the choice is %g",
+                            (double)px);
+        float adv = R[i] - (b ? b[i] : 0.0f);
+        for (int j = 0; j < k; j++) dp[(size_t)i * k + j] = 0.0f;
+        dp[(size_t)i * k + x[i]] = -alpha * adv / px / norm;
+    }
+    return RAM_OK;
+}
+
+ram_status ram_policy_returns(const ram_policy *pol, const int *pred, const int *label, int n,
+                              float *R) {
+    if (!pol || !pred || !label || !R || n < 0)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_returns: NULL argument or n < 0");
+    const int T = pol->p.steps;
+    for (int i = 0; i < n; i++) {
+        float r = pred[i] == label[i] ? 1.0f : 0.0f;
+        for (int t = T - 1; t >= 0; t--) {
+            R[(size_t)i * T + t] = r;
+            r *= pol->p.discount;
+        }
+    }
+    return RAM_OK;
+}
+
+void ram_baseline_forward(const struct ram_policy *pol, const float *h, int n, float *b) {
+    const int T = pol->p.steps, H = pol->p.hidden;
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < n; i++) {
+            float v = 0.0f;
+            if (pol->p.baseline == RAM_BASELINE_LINEAR) {
+                const float *hi = h + ((size_t)t * n + i) * H;
+                v = pol->bw[H];
+                for (int j = 0; j < H; j++) v += pol->bw[j] * hi[j];
+            } else if (pol->p.baseline == RAM_BASELINE_SCALAR) {
+                v = pol->bw[0];
+            }
+            b[(size_t)t * n + i] = v;
+        }
+}
+
+double ram_baseline_backward(const struct ram_policy *pol, const float *h, int n, const float *b,
+                             const float *R, float norm, float *gbw) {
+    const int T = pol->p.steps, H = pol->p.hidden;
+    double sse = 0.0;
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < n; i++) {
+            float e = b[(size_t)t * n + i] - R[(size_t)t * n + i];
+            sse += (double)e * e;
+            /* h is detached here: the baseline must not shape the state. */
+            float d = 2.0f * e / ((float)T * norm);
+            if (pol->p.baseline == RAM_BASELINE_LINEAR) {
+                const float *hi = h + ((size_t)t * n + i) * H;
+                for (int j = 0; j < H; j++) gbw[j] += d * hi[j];
+                gbw[H] += d;
+            } else if (pol->p.baseline == RAM_BASELINE_SCALAR) {
+                gbw[0] += d;
+            }
+        }
+    return sse;
+}

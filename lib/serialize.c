@@ -1,0 +1,409 @@
+/* Model and checkpoint files: a little-endian chunked container with a
+ * CRC-32 trailer (docs/file-format.md), parsed with every size checked
+ * before it is trusted, and written atomically (temporary file + rename). */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RAM_FORMAT_VERSION 1
+#define HEADER_SIZE 16       /* magic[8], u32 version, u32 kind */
+#define CHUNK_HEADER 16      /* u32 tag, u32 reserved, u64 length */
+#define MAX_FILE_SIZE (1ULL << 32)
+static const unsigned char MAGIC[8] = {0x89, 'R', 'A', 'M', '\r', '\n', 0x1a, '\n'};
+#define TAG_ARCH RAM_TAG('A', 'R', 'C', 'H')
+#define TAG_WGHT RAM_TAG('W', 'G', 'H', 'T')
+#define TAG_END RAM_TAG('E', 'N', 'D', ' ')
+
+/* ---- CRC-32 (IEEE 802.3, as zlib) ---- */
+
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        crc_table[i] = c;
+    }
+}
+
+uint32_t ram_crc32(const unsigned char *p, size_t n) {
+    pthread_once(&crc_once, crc_init);
+    const uint32_t *table = crc_table;
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+    return c ^ 0xffffffffu;
+}
+
+/* ---- writing ---- */
+
+static void buf_reserve(ram_buf *b, size_t extra) {
+    if (b->failed) return;
+    if (b->len + extra <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra) cap *= 2;
+    unsigned char *d = realloc(b->data, cap);
+    if (!d) {
+        b->failed = true;
+        return;
+    }
+    b->data = d;
+    b->cap = cap;
+}
+
+void ram_buf_bytes(ram_buf *b, const void *p, size_t n) {
+    buf_reserve(b, n);
+    if (b->failed || !n) return;
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+void ram_buf_u32(ram_buf *b, uint32_t v) {
+    unsigned char x[4] = {v & 0xff, v >> 8 & 0xff, v >> 16 & 0xff, v >> 24 & 0xff};
+    ram_buf_bytes(b, x, 4);
+}
+
+void ram_buf_u64(ram_buf *b, uint64_t v) {
+    ram_buf_u32(b, (uint32_t)v);
+    ram_buf_u32(b, (uint32_t)(v >> 32));
+}
+
+void ram_buf_f32(ram_buf *b, float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    ram_buf_u32(b, u);
+}
+
+void ram_buf_floats(ram_buf *b, const float *p, size_t n) {
+    buf_reserve(b, 4 * n);
+    for (size_t i = 0; i < n && !b->failed; i++) ram_buf_f32(b, p[i]);
+}
+
+void ram_file_begin(ram_buf *b) {
+    ram_buf_bytes(b, MAGIC, 8);
+    ram_buf_u32(b, RAM_FORMAT_VERSION);
+    ram_buf_u32(b, 0);
+}
+
+void ram_file_chunk(ram_buf *b, uint32_t tag, const ram_buf *payload) {
+    if (payload->failed) b->failed = true;
+    ram_buf_u32(b, tag);
+    ram_buf_u32(b, 0);
+    ram_buf_u64(b, payload->len);
+    ram_buf_bytes(b, payload->data, payload->len);
+}
+
+static ram_status write_all(int fd, const unsigned char *p, size_t n, const char *tmp) {
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return ram_fail(RAM_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
+        p += k;
+        n -= (size_t)k;
+    }
+    return RAM_OK;
+}
+
+ram_status ram_file_finish_and_write(ram_buf *b, const char *path) {
+    ram_status s = RAM_OK;
+    ram_buf_u32(b, TAG_END);
+    ram_buf_u32(b, 0);
+    ram_buf_u64(b, 4);
+    if (!b->failed) ram_buf_u32(b, ram_crc32(b->data, b->len - CHUNK_HEADER));
+    if (b->failed) {
+        free(b->data);
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: out of memory building the file", path);
+    }
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 16);
+    if (!tmp) {
+        free(b->data);
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp-XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        s = ram_fail(RAM_ERR_IO, "%s: cannot create a temporary file: %s", tmp, strerror(errno));
+        goto out;
+    }
+    fchmod(fd, 0644); /* mkstemp makes 0600; a model is meant to be shared */
+    s = write_all(fd, b->data, b->len, tmp);
+    /* fsync before rename: otherwise a crash can leave the new name pointing
+     * at an empty file on some file systems. */
+    if (!s && fsync(fd) != 0)
+        s = ram_fail(RAM_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
+    if (close(fd) != 0 && !s) s = ram_fail(RAM_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
+    if (!s && rename(tmp, path) != 0)
+        s = ram_fail(RAM_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    if (s) {
+        unlink(tmp);
+    } else { /* make the rename itself durable */
+        char *slash = strrchr(tmp, '/');
+        const char *dir = ".";
+        if (slash) {
+            slash[slash == tmp ? 1 : 0] = '\0';
+            dir = tmp;
+        }
+        int dfd = open(dir, O_RDONLY);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
+out:
+    free(tmp);
+    free(b->data);
+    b->data = NULL;
+    return s;
+}
+
+/* ---- reading ---- */
+
+static const unsigned char *rd_take(ram_reader *r, size_t n) {
+    if (r->bad || r->len - r->pos < n) {
+        r->bad = true;
+        return NULL;
+    }
+    const unsigned char *p = r->p + r->pos;
+    r->pos += n;
+    return p;
+}
+
+uint32_t ram_rd_u32(ram_reader *r) {
+    const unsigned char *p = rd_take(r, 4);
+    if (!p) return 0;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+uint64_t ram_rd_u64(ram_reader *r) {
+    uint64_t lo = ram_rd_u32(r);
+    return lo | (uint64_t)ram_rd_u32(r) << 32;
+}
+
+float ram_rd_f32(ram_reader *r) {
+    uint32_t u = ram_rd_u32(r);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+bool ram_rd_floats(ram_reader *r, float *dst, size_t n) {
+    if (r->bad || (r->len - r->pos) / 4 < n) {
+        r->bad = true;
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) dst[i] = ram_rd_f32(r);
+    return true;
+}
+
+ram_status ram_file_read(const char *path, unsigned char **data, size_t *len) {
+    if (!path || !data || !len) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "load: NULL argument");
+    FILE *f = fopen(path, "rb");
+    if (!f) return ram_fail(RAM_ERR_IO, "%s: %s", path, strerror(errno));
+    /* Read in growing blocks rather than trusting a size from stat: works on
+     * pipes, and a file that shrinks under us is seen as truncated. */
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *d = malloc(cap);
+    ram_status s = RAM_OK;
+    while (d) {
+        if (n == cap) {
+            if (cap >= MAX_FILE_SIZE) {
+                s = ram_fail(RAM_ERR_FORMAT, "%s: larger than %llu bytes: not a libram file", path,
+                             (unsigned long long)MAX_FILE_SIZE);
+                break;
+            }
+            unsigned char *nd = realloc(d, cap * 2);
+            if (!nd) break;
+            d = nd;
+            cap *= 2;
+        }
+        size_t k = fread(d + n, 1, cap - n, f);
+        n += k;
+        if (k == 0) {
+            if (ferror(f)) s = ram_fail(RAM_ERR_IO, "%s: read error: %s", path, strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (!d) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
+    if (s) {
+        free(d);
+        return s;
+    }
+    if (n < HEADER_SIZE || memcmp(d, MAGIC, 8) != 0) {
+        /* A prefix of the magic is a truncated libram file, not a foreign one. */
+        bool prefix = n > 0 && memcmp(d, MAGIC, n < 8 ? n : 8) == 0;
+        free(d);
+        return ram_fail(prefix ? RAM_ERR_CORRUPT : RAM_ERR_FORMAT,
+                        prefix ? "%s: truncated libram file" : "%s: not a libram file (bad magic)",
+                        path);
+    }
+    ram_reader r = {d, n, 8, false};
+    uint32_t version = ram_rd_u32(&r);
+    ram_rd_u32(&r); /* kind: reserved */
+    if (version != RAM_FORMAT_VERSION) {
+        free(d);
+        return ram_fail(RAM_ERR_VERSION, "%s: file format version %u, this libram reads %d", path,
+                        version, RAM_FORMAT_VERSION);
+    }
+    /* Walk the chunks to the END chunk, which must close the file. */
+    for (;;) {
+        size_t at = r.pos;
+        uint32_t tag = ram_rd_u32(&r);
+        ram_rd_u32(&r);
+        uint64_t clen = ram_rd_u64(&r);
+        if (r.bad || clen > r.len - r.pos) {
+            free(d);
+            return ram_fail(RAM_ERR_CORRUPT, "%s: truncated (chunk at byte %zu runs past the end)",
+                            path, at);
+        }
+        if (tag == TAG_END) {
+            if (clen != 4 || r.pos + 4 != n) {
+                free(d);
+                return ram_fail(RAM_ERR_CORRUPT, "%s: malformed end chunk at byte %zu", path, at);
+            }
+            uint32_t want = ram_rd_u32(&r), got = ram_crc32(d, at);
+            if (want != got) {
+                free(d);
+                return ram_fail(RAM_ERR_CORRUPT, "%s: checksum mismatch (stored %08x, computed %08x)",
+                                path, want, got);
+            }
+            break;
+        }
+        r.pos += clen;
+    }
+    *data = d;
+    *len = n;
+    return RAM_OK;
+}
+
+bool ram_file_find(const unsigned char *data, size_t len, uint32_t tag, ram_reader *chunk) {
+    ram_reader r = {data, len, HEADER_SIZE, false};
+    for (;;) {
+        uint32_t t = ram_rd_u32(&r);
+        ram_rd_u32(&r);
+        uint64_t clen = ram_rd_u64(&r);
+        if (r.bad || clen > r.len - r.pos || t == TAG_END) return false;
+        if (t == tag) {
+            *chunk = (ram_reader){data + r.pos, (size_t)clen, 0, false};
+            return true;
+        }
+        r.pos += clen;
+    }
+}
+
+/* ---- the model ---- */
+
+void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
+    const ram_model_params *p = &m->p;
+    ram_buf c = {0};
+    const uint32_t ints[] = {p->channels,       p->height,     p->width,       p->glimpse.patch,
+                             p->glimpse.depth};
+    for (size_t i = 0; i < 5; i++) ram_buf_u32(&c, ints[i]);
+    ram_buf_f32(&c, p->glimpse.scale);
+    const uint32_t ints2[] = {p->form,        p->glimpse_hidden, p->loc_hidden, p->glimpse_out,
+                              p->core_hidden, p->core,           p->glimpses,   p->classes,
+                              p->bound};
+    for (size_t i = 0; i < 9; i++) ram_buf_u32(&c, ints2[i]);
+    ram_buf_f32(&c, p->loc_std);
+    ram_buf_f32(&c, p->loc_range_pixels);
+    ram_buf_f32(&c, p->init_scale);
+    ram_buf_u64(&c, p->seed);
+    ram_file_chunk(b, TAG_ARCH, &c);
+
+    c.len = 0;
+    ram_buf_u32(&c, RAM_T_COUNT);
+    for (int i = 0; i < RAM_T_COUNT; i++) {
+        ram_buf_u32(&c, (uint32_t)m->t[i].rows);
+        ram_buf_u32(&c, (uint32_t)m->t[i].cols);
+    }
+    ram_buf_floats(&c, m->w, m->n_params);
+    ram_file_chunk(b, TAG_WGHT, &c);
+    if (c.failed) b->failed = true;
+    free(c.data);
+}
+
+ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct ram_model **out) {
+    ram_reader a, w;
+    if (!ram_file_find(data, len, TAG_ARCH, &a) || !ram_file_find(data, len, TAG_WGHT, &w))
+        return ram_fail(RAM_ERR_FORMAT, "model file: ARCH or WGHT chunk missing");
+    ram_model_params p;
+    ram_model_params_init(&p);
+    /* Enums and sizes are read as unsigned and range-checked by validate. */
+    p.channels = (int)ram_rd_u32(&a);
+    p.height = (int)ram_rd_u32(&a);
+    p.width = (int)ram_rd_u32(&a);
+    p.glimpse.patch = (int)ram_rd_u32(&a);
+    p.glimpse.depth = (int)ram_rd_u32(&a);
+    p.glimpse.scale = ram_rd_f32(&a);
+    p.form = (ram_glimpse_form)ram_rd_u32(&a);
+    p.glimpse_hidden = (int)ram_rd_u32(&a);
+    p.loc_hidden = (int)ram_rd_u32(&a);
+    p.glimpse_out = (int)ram_rd_u32(&a);
+    p.core_hidden = (int)ram_rd_u32(&a);
+    p.core = (ram_core_type)ram_rd_u32(&a);
+    p.glimpses = (int)ram_rd_u32(&a);
+    p.classes = (int)ram_rd_u32(&a);
+    p.bound = (ram_loc_bound)ram_rd_u32(&a);
+    p.loc_std = ram_rd_f32(&a);
+    p.loc_range_pixels = ram_rd_f32(&a);
+    p.init_scale = ram_rd_f32(&a);
+    p.seed = ram_rd_u64(&a);
+    if (a.bad) return ram_fail(RAM_ERR_FORMAT, "model file: ARCH chunk too short");
+    ram_status s = ram_model_validate(&p);
+    if (s) return ram_fail(RAM_ERR_FORMAT, "model file: bad architecture: %s", ram_last_error());
+    struct ram_model layout;
+    ram_model_layout(&layout, &p);
+    /* Check the tensor table against the architecture before allocating. */
+    if (ram_rd_u32(&w) != RAM_T_COUNT)
+        return ram_fail(RAM_ERR_FORMAT, "model file: unexpected tensor count");
+    for (int i = 0; i < RAM_T_COUNT; i++) {
+        uint32_t rows = ram_rd_u32(&w), cols = ram_rd_u32(&w);
+        if (w.bad || rows != (uint32_t)layout.t[i].rows || cols != (uint32_t)layout.t[i].cols)
+            return ram_fail(RAM_ERR_FORMAT,
+                            "model file: tensor %d is %u x %u, the architecture says %d x %d", i,
+                            rows, cols, layout.t[i].rows, layout.t[i].cols);
+    }
+    if ((w.len - w.pos) / 4 != layout.n_params || (w.len - w.pos) % 4)
+        return ram_fail(RAM_ERR_FORMAT, "model file: %zu weight bytes, %zu parameters expected",
+                        w.len - w.pos, layout.n_params);
+    struct ram_model *m;
+    if ((s = ram_model_alloc(&p, &m))) return s;
+    ram_rd_floats(&w, m->w, m->n_params);
+    for (size_t i = 0; i < m->n_params; i++)
+        if (!isfinite(m->w[i])) {
+            ram_model_free(m);
+            return ram_fail(RAM_ERR_FORMAT, "model file: weight %zu is not finite", i);
+        }
+    *out = m;
+    return RAM_OK;
+}
+
+ram_status ram_model_save(const ram_model *m, const char *path) {
+    if (!m || !path) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_save: NULL argument");
+    ram_buf b = {0};
+    ram_file_begin(&b);
+    ram_model_serialize(m, &b);
+    return ram_file_finish_and_write(&b, path);
+}
+
+ram_status ram_model_load(const char *path, ram_model **out) {
+    if (!path || !out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_load: NULL argument");
+    unsigned char *data;
+    size_t len;
+    ram_status s = ram_file_read(path, &data, &len);
+    if (s) return s;
+    s = ram_model_deserialize(data, len, out);
+    free(data);
+    return s;
+}

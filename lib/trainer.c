@@ -1,0 +1,572 @@
+/* Training: the hybrid loss (cross-entropy + baseline MSE + REINFORCE),
+ * data-parallel workers over a batch, gradient clipping, SGD with momentum
+ * and Adam, evaluation and checkpoints. */
+#include "internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ram_trainer_params_init(ram_trainer_params *p) {
+    if (!p) return;
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->optimizer = RAM_OPT_ADAM;
+    p->lr = 1e-3f;
+    p->lr_final = 1e-3f;
+    p->decay_steps = 0;
+    p->momentum = 0.9f;
+    p->nesterov = 0;
+    p->beta1 = 0.9f;
+    p->beta2 = 0.999f;
+    p->eps = 1e-8f;
+    p->clip_norm = 5.0f;
+    p->max_batch = 128;
+    p->threads = 1;
+}
+
+/* What one worker computes on its slice of the batch. */
+typedef struct worker {
+    ram_ws ws;
+    float *gbw;          /* baseline gradient */
+    float *b, *R, *dmu;  /* T x n baseline, returns; T x n x 2 location gradient */
+    int *pred;
+    double nll, sse, surrogate, correct, reward, baseline; /* sums over the slice */
+    long errors;
+    int i0, i1;          /* the slice [i0, i1) of the current batch */
+    struct ram_trainer *owner;
+    bool started;        /* a thread runs this worker (k > 0) */
+    pthread_t thread;
+} worker;
+
+struct ram_trainer {
+    ram_model *m;
+    ram_policy *pol;
+    ram_trainer_params p;
+    int nw;
+    worker *w;
+    float *eps;       /* max_batch x T x 2, sample-major: independent of the split */
+    float *m1, *m2;   /* optimizer state over [model weights, baseline weights] */
+    long step;
+    ram_rng rng;      /* shuffling */
+    /* the batch being processed */
+    const float *images;
+    const int *labels;
+    int n;
+    bool training;
+    /* worker threads run w[1..nw-1]; the caller's thread runs w[0] */
+    bool sync_ready;
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    long generation;
+    int pending;
+    bool quit;
+};
+
+/* ---- one slice ---- */
+
+static void run_slice(ram_trainer *t, worker *wk) {
+    const ram_model *m = t->m;
+    const ram_policy *pol = t->pol;
+    const int n = wk->i1 - wk->i0, T = m->p.glimpses, K = m->p.classes;
+    wk->nll = wk->sse = wk->surrogate = wk->correct = wk->reward = wk->baseline = 0;
+    wk->errors = 0;
+    if (n <= 0) return;
+    const size_t img = (size_t)m->p.channels * m->p.height * m->p.width;
+    const float *images = t->images + wk->i0 * img;
+    const int *labels = t->labels + wk->i0;
+    ram_ws *ws = &wk->ws;
+
+    if (!t->training) {
+        ram_model_forward(m, ws, images, n, RAM_LOC_MEAN, NULL, 0);
+        for (int i = 0; i < n; i++) {
+            const float *pr = ws->probs + (size_t)i * K;
+            int best = 0;
+            for (int k = 1; k < K; k++)
+                if (pr[k] > pr[best]) best = k;
+            wk->errors += best != labels[i];
+        }
+        return;
+    }
+
+    /* Noise for sample i, step s lives at eps[(i * T + s) * 2]. */
+    for (int s = 0; s < T; s++)
+        for (int i = 0; i < n; i++)
+            for (int d = 0; d < 2; d++)
+                ws->aux[((size_t)s * n + i) * 2 + d] =
+                    t->eps[(((size_t)wk->i0 + i) * T + s) * 2 + d];
+    const float std = pol->p.std, alpha = pol->p.reward_scale, N = (float)t->n;
+    ram_model_forward(m, ws, images, n, RAM_LOC_SAMPLE, ws->aux, std);
+
+    for (int i = 0; i < n; i++) {
+        const float *pr = ws->probs + (size_t)i * K;
+        int best = 0;
+        for (int k = 1; k < K; k++)
+            if (pr[k] > pr[best]) best = k;
+        wk->pred[i] = best;
+        wk->correct += best == labels[i];
+        wk->nll -= log(pr[labels[i]] > 1e-30f ? pr[labels[i]] : 1e-30f);
+        float *dl = ws->dlogits + (size_t)i * K;
+        for (int k = 0; k < K; k++) dl[k] = (pr[k] - (k == labels[i])) / N;
+    }
+    /* Returns (R laid out T x n here) and the baseline at each decision. */
+    for (int i = 0; i < n; i++) {
+        float r = wk->pred[i] == labels[i] ? 1.0f : 0.0f;
+        wk->reward += r;
+        for (int s = T - 1; s >= 0; s--) {
+            wk->R[(size_t)s * n + i] = r;
+            r *= pol->p.discount;
+        }
+    }
+    ram_baseline_forward(pol, ws->h, n, wk->b);
+    for (int s = 0; s < T; s++) {
+        const size_t o = (size_t)s * n;
+        ram_reinforce_gaussian(ws->loc + 2 * o, ws->mu + 2 * o, n, 2, std, wk->R + o, wk->b + o,
+                               alpha, N, wk->dmu + 2 * o);
+        for (int i = 0; i < n; i++) {
+            const float *l = ws->loc + 2 * (o + i), *mu = ws->mu + 2 * (o + i);
+            double logp = 0;
+            for (int d = 0; d < 2; d++) {
+                double z = (l[d] - mu[d]) / std;
+                logp += -0.5 * z * z - log(std) - 0.91893853320467274; /* log sqrt(2 pi) */
+            }
+            wk->surrogate -= alpha * (wk->R[o + i] - wk->b[o + i]) * logp;
+            wk->baseline += wk->b[o + i];
+        }
+    }
+    wk->baseline /= T;
+    memset(ws->grad, 0, sizeof(float) * m->n_params);
+    ram_model_backward(m, ws, n, wk->dmu, pol->p.detach_core);
+    if (pol->n_bw) memset(wk->gbw, 0, sizeof(float) * pol->n_bw);
+    wk->sse = ram_baseline_backward(pol, ws->h, n, wk->b, wk->R, N, wk->gbw);
+}
+
+/* ---- worker threads ---- */
+
+static void *worker_loop(void *arg) {
+    worker *wk = arg;
+    ram_trainer *t = wk->owner;
+    long seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&t->mu);
+        while (t->generation == seen && !t->quit) pthread_cond_wait(&t->go, &t->mu);
+        if (t->quit) {
+            pthread_mutex_unlock(&t->mu);
+            return NULL;
+        }
+        seen = t->generation;
+        pthread_mutex_unlock(&t->mu);
+        run_slice(t, wk);
+        pthread_mutex_lock(&t->mu);
+        if (--t->pending == 0) pthread_cond_signal(&t->done);
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+/* Split [0, n) over the workers and run them; the caller runs slice 0. */
+static void run_all(ram_trainer *t, int n) {
+    for (int k = 0; k < t->nw; k++) {
+        t->w[k].i0 = (int)((long)n * k / t->nw);
+        t->w[k].i1 = (int)((long)n * (k + 1) / t->nw);
+    }
+    if (t->nw > 1) {
+        pthread_mutex_lock(&t->mu);
+        t->pending = t->nw - 1;
+        t->generation++;
+        pthread_cond_broadcast(&t->go);
+        pthread_mutex_unlock(&t->mu);
+    }
+    run_slice(t, &t->w[0]);
+    if (t->nw > 1) {
+        pthread_mutex_lock(&t->mu);
+        while (t->pending > 0) pthread_cond_wait(&t->done, &t->mu);
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+/* ---- create / free ---- */
+
+void ram_trainer_free(ram_trainer *t) {
+    if (!t) return;
+    if (t->sync_ready) {
+        pthread_mutex_lock(&t->mu);
+        t->quit = true;
+        pthread_cond_broadcast(&t->go);
+        pthread_mutex_unlock(&t->mu);
+        for (int k = 1; k < t->nw; k++)
+            if (t->w[k].started) pthread_join(t->w[k].thread, NULL);
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->go);
+        pthread_cond_destroy(&t->done);
+    }
+    if (t->w)
+        for (int k = 0; k < t->nw; k++) {
+            worker *wk = &t->w[k];
+            ram_ws_release(&wk->ws);
+            free(wk->gbw);
+            free(wk->b);
+            free(wk->R);
+            free(wk->dmu);
+            free(wk->pred);
+        }
+    free(t->w);
+    free(t->eps);
+    free(t->m1);
+    free(t->m2);
+    free(t);
+}
+
+ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_params *user,
+                              ram_trainer **out) {
+    if (!m || !pol || !out)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_create: NULL model, policy or out");
+    ram_trainer_params p;
+    ram_trainer_params_init(&p);
+    ram_status s = ram_copy_params(&p, sizeof p, user, "trainer_create");
+    if (s) return s;
+    if (p.optimizer != RAM_OPT_SGD && p.optimizer != RAM_OPT_ADAM)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_create: unknown optimizer %d",
+                        (int)p.optimizer);
+    if (!isfinite(p.lr) || p.lr < 0 || !isfinite(p.lr_final) || p.lr_final < 0 ||
+        p.decay_steps < 0)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "trainer_create: lr %g, lr_final %g must be >= 0, decay_steps >= 0",
+                        (double)p.lr, (double)p.lr_final);
+    if (!isfinite(p.momentum) || p.momentum < 0 || p.momentum >= 1 || !isfinite(p.beta1) ||
+        p.beta1 < 0 || p.beta1 >= 1 || !isfinite(p.beta2) || p.beta2 < 0 || p.beta2 >= 1 ||
+        !(p.eps > 0) || !isfinite(p.clip_norm) || p.clip_norm < 0)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "trainer_create: momentum, beta1, beta2 must be in [0, 1), eps > 0, "
+                        "clip_norm >= 0");
+    if (p.max_batch < 1 || p.max_batch > 1 << 16 || p.threads < 1 || p.threads > 256)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "trainer_create: max_batch %d not in [1, 65536] or threads %d not in "
+                        "[1, 256]",
+                        p.max_batch, p.threads);
+    if (pol->p.steps != m->p.glimpses ||
+        (pol->p.baseline == RAM_BASELINE_LINEAR && pol->p.hidden != m->p.core_hidden))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "trainer_create: policy has %d steps / hidden %d, model %d glimpses / "
+                        "hidden %d",
+                        pol->p.steps, pol->p.hidden, m->p.glimpses, m->p.core_hidden);
+
+    ram_trainer *t = calloc(1, sizeof *t);
+    if (!t) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "trainer_create: out of memory");
+    t->m = m;
+    t->pol = pol;
+    t->p = p;
+    t->nw = p.threads < p.max_batch ? p.threads : p.max_batch;
+    ram_rng_seed(&t->rng, m->p.seed ^ 0x5deece66dULL);
+    const int T = m->p.glimpses;
+    const size_t slice = (size_t)(p.max_batch + t->nw - 1) / t->nw, nopt = m->n_params + pol->n_bw;
+    t->w = calloc(t->nw, sizeof *t->w);
+    t->eps = malloc(sizeof(float) * p.max_batch * T * 2);
+    t->m1 = calloc(nopt, sizeof(float));
+    t->m2 = calloc(nopt, sizeof(float));
+    if (!t->w || !t->eps || !t->m1 || !t->m2) goto oom;
+    for (int k = 0; k < t->nw; k++) {
+        worker *wk = &t->w[k];
+        if ((s = ram_ws_init(&wk->ws, m, (int)slice, true))) {
+            ram_trainer_free(t);
+            return s;
+        }
+        wk->gbw = calloc(pol->n_bw + 1, sizeof(float));
+        wk->b = malloc(sizeof(float) * T * slice);
+        wk->R = malloc(sizeof(float) * T * slice);
+        wk->dmu = malloc(sizeof(float) * T * slice * 2);
+        wk->pred = malloc(sizeof(int) * slice);
+        if (!wk->gbw || !wk->b || !wk->R || !wk->dmu || !wk->pred) goto oom;
+    }
+    if (t->nw > 1) {
+        pthread_mutex_init(&t->mu, NULL);
+        pthread_cond_init(&t->go, NULL);
+        pthread_cond_init(&t->done, NULL);
+        t->sync_ready = true;
+        for (int k = 1; k < t->nw; k++) {
+            worker *wk = &t->w[k];
+            wk->owner = t;
+            if (pthread_create(&wk->thread, NULL, worker_loop, wk)) {
+                ram_trainer_free(t);
+                return ram_fail(RAM_ERR_THREAD, "trainer_create: cannot start worker thread %d",
+                                k);
+            }
+            wk->started = true;
+        }
+    }
+    *out = t;
+    return RAM_OK;
+oom:
+    ram_trainer_free(t);
+    return ram_fail(RAM_ERR_OUT_OF_MEMORY, "trainer_create: out of memory");
+}
+
+/* ---- steps ---- */
+
+static ram_status check_batch(const ram_trainer *t, const float *images, const int *labels, int n,
+                              int max_n, const char *what) {
+    if (!t || !images || !labels) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
+    if (n < 1 || n > max_n)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n = %d not in [1, %d]", what, n, max_n);
+    const int K = t->m->p.classes;
+    for (int i = 0; i < n; i++)
+        if (labels[i] < 0 || labels[i] >= K)
+            return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: label[%d] = %d not in [0, %d)", what, i,
+                            labels[i], K);
+    const size_t count = (size_t)n * t->m->p.channels * t->m->p.height * t->m->p.width;
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(images[i]))
+            return ram_fail(RAM_ERR_NUMERIC, "%s: a pixel of image %zu is not finite", what,
+                            i / (count / n));
+    return RAM_OK;
+}
+
+static float current_lr(const ram_trainer *t) {
+    if (t->p.decay_steps <= 0) return t->p.lr;
+    double f = t->step >= t->p.decay_steps ? 1.0 : (double)t->step / t->p.decay_steps;
+    return (float)(t->p.lr + (t->p.lr_final - t->p.lr) * f);
+}
+
+/* One optimizer update of `n` weights w with gradient g, state offset `o`. */
+static void update(ram_trainer *t, float *w, const float *g, size_t n, size_t o, float lr,
+                   float scale) {
+    float *m1 = t->m1 + o, *m2 = t->m2 + o;
+    const ram_trainer_params *p = &t->p;
+    if (p->optimizer == RAM_OPT_SGD) {
+        for (size_t i = 0; i < n; i++) {
+            float gi = g[i] * scale;
+            m1[i] = p->momentum * m1[i] + gi;
+            w[i] -= lr * (p->nesterov ? gi + p->momentum * m1[i] : m1[i]);
+        }
+    } else {
+        const double k = (double)t->step + 1;
+        const float c1 = (float)(1.0 / (1.0 - pow(p->beta1, k))),
+                    c2 = (float)(1.0 / (1.0 - pow(p->beta2, k)));
+        for (size_t i = 0; i < n; i++) {
+            float gi = g[i] * scale;
+            m1[i] = p->beta1 * m1[i] + (1 - p->beta1) * gi;
+            m2[i] = p->beta2 * m2[i] + (1 - p->beta2) * gi * gi;
+            w[i] -= lr * (m1[i] * c1) / (sqrtf(m2[i] * c2) + p->eps);
+        }
+    }
+}
+
+ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels, int n,
+                                   ram_train_stats *stats) {
+    ram_status s = check_batch(t, images, labels, n, t ? t->p.max_batch : 0, "train_batch");
+    if (s) return s;
+    const int T = t->m->p.glimpses;
+    for (size_t i = 0; i < (size_t)n * T * 2; i++) t->eps[i] = (float)ram_rng_normal(&t->pol->rng);
+    t->images = images;
+    t->labels = labels;
+    t->n = n;
+    t->training = true;
+    run_all(t, n);
+
+    /* Sum the slices in a fixed order: deterministic for a thread count. */
+    const size_t np = t->m->n_params, nb = t->pol->n_bw;
+    float *g = t->w[0].ws.grad, *gb = t->w[0].gbw;
+    double nll = 0, sse = 0, sur = 0, correct = 0, reward = 0, base = 0;
+    for (int k = 0; k < t->nw; k++) {
+        worker *wk = &t->w[k];
+        if (k > 0 && wk->i1 > wk->i0) {
+            for (size_t i = 0; i < np; i++) g[i] += wk->ws.grad[i];
+            for (size_t i = 0; i < nb; i++) gb[i] += wk->gbw[i];
+        }
+        nll += wk->nll;
+        sse += wk->sse;
+        sur += wk->surrogate;
+        correct += wk->correct;
+        reward += wk->reward;
+        base += wk->baseline;
+    }
+    double sq = 0;
+    for (size_t i = 0; i < np; i++) sq += (double)g[i] * g[i];
+    for (size_t i = 0; i < nb; i++) sq += (double)gb[i] * gb[i];
+    const double norm = sqrt(sq);
+    if (!isfinite(norm) || !isfinite(nll))
+        return ram_fail(RAM_ERR_NUMERIC,
+                        "train_batch: non-finite loss or gradient at step %ld; weights unchanged "
+                        "(lower the learning rate, or raise the location std)",
+                        t->step);
+    float scale = 1.0f;
+    if (t->p.clip_norm > 0 && norm > t->p.clip_norm) scale = (float)(t->p.clip_norm / norm);
+    const float lr = current_lr(t);
+    update(t, t->m->w, g, np, 0, lr, scale);
+    if (nb) update(t, t->pol->bw, gb, nb, np, lr, scale);
+    t->step++;
+    if (stats) {
+        const int T_ = T;
+        stats->nll = (float)(nll / n);
+        stats->baseline_mse = (float)(sse / ((double)n * T_));
+        stats->reinforce = (float)(sur / n);
+        stats->loss = stats->nll + stats->baseline_mse + stats->reinforce;
+        stats->accuracy = (float)(correct / n);
+        stats->reward = (float)(reward / n);
+        stats->baseline = (float)(base / n);
+        stats->grad_norm = (float)norm;
+        stats->lr = lr;
+    }
+    return RAM_OK;
+}
+
+ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels, int n,
+                                double *error) {
+    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate: error is NULL");
+    ram_status s = check_batch(t, images, labels, n, 1 << 30, "evaluate");
+    if (s) return s;
+    const size_t img = (size_t)t->m->p.channels * t->m->p.height * t->m->p.width;
+    long errors = 0;
+    for (int i0 = 0; i0 < n; i0 += t->p.max_batch) {
+        int b = n - i0 < t->p.max_batch ? n - i0 : t->p.max_batch;
+        t->images = images + i0 * img;
+        t->labels = labels + i0;
+        t->n = b;
+        t->training = false;
+        run_all(t, b);
+        for (int k = 0; k < t->nw; k++) errors += t->w[k].errors;
+    }
+    *error = (double)errors / n;
+    return RAM_OK;
+}
+
+long ram_trainer_steps(const ram_trainer *t) { return t ? t->step : 0; }
+
+ram_status ram_trainer_shuffle(ram_trainer *t, int *perm, int n) {
+    if (!t || !perm || n < 0)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_shuffle: NULL argument or n < 0");
+    for (int i = 0; i < n; i++) perm[i] = i;
+    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        int j = (int)(ram_rng_u64(&t->rng) % (uint64_t)(i + 1));
+        int tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+    return RAM_OK;
+}
+
+/* ---- checkpoints ---- */
+
+static void put_rng(ram_buf *b, const ram_rng *r) {
+    for (int i = 0; i < 4; i++) ram_buf_u64(b, r->s[i]);
+    uint64_t bits;
+    memcpy(&bits, &r->spare, 8);
+    ram_buf_u64(b, bits);
+    ram_buf_u32(b, (uint32_t)r->has_spare);
+}
+
+static void get_rng(ram_reader *rd, ram_rng *r) {
+    for (int i = 0; i < 4; i++) r->s[i] = ram_rd_u64(rd);
+    uint64_t bits = ram_rd_u64(rd);
+    memcpy(&r->spare, &bits, 8);
+    r->has_spare = ram_rd_u32(rd) != 0;
+}
+
+ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char *path, const void *user,
+                                       size_t user_len) {
+    if (!t || !path || (!user && user_len))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "save_checkpoint: NULL argument");
+    const ram_policy *pol = t->pol;
+    const size_t nopt = t->m->n_params + pol->n_bw;
+    ram_buf file = {0}, c = {0};
+    ram_file_begin(&file);
+    ram_model_serialize(t->m, &file);
+
+    ram_buf_u32(&c, (uint32_t)pol->p.baseline);
+    ram_buf_u64(&c, pol->n_bw);
+    ram_buf_floats(&c, pol->bw, pol->n_bw);
+    put_rng(&c, &pol->rng);
+    ram_file_chunk(&file, RAM_TAG('P', 'L', 'C', 'Y'), &c);
+
+    c.len = 0;
+    ram_buf_u32(&c, (uint32_t)t->p.optimizer);
+    ram_buf_u64(&c, (uint64_t)t->step);
+    put_rng(&c, &t->rng);
+    ram_buf_u64(&c, nopt);
+    ram_buf_floats(&c, t->m1, nopt);
+    ram_buf_floats(&c, t->m2, nopt);
+    ram_file_chunk(&file, RAM_TAG('O', 'P', 'T', 'M'), &c);
+
+    c.len = 0;
+    ram_buf_bytes(&c, user, user_len);
+    ram_file_chunk(&file, RAM_TAG('U', 'S', 'E', 'R'), &c);
+    free(c.data);
+    return ram_file_finish_and_write(&file, path);
+}
+
+ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *user,
+                                       size_t user_cap, size_t *user_len) {
+    if (!t || !path || (!user && user_cap))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "load_checkpoint: NULL argument");
+    unsigned char *data;
+    size_t len;
+    ram_status s = ram_file_read(path, &data, &len);
+    if (s) return s;
+    struct ram_model *m = NULL;
+    float *m1 = NULL, *m2 = NULL, *bw = NULL;
+    ram_policy *pol = t->pol;
+    const size_t nopt = t->m->n_params + pol->n_bw;
+    ram_reader pc, oc, uc;
+    if ((s = ram_model_deserialize(data, len, &m))) goto done;
+    if (!ram_file_find(data, len, RAM_TAG('P', 'L', 'C', 'Y'), &pc) ||
+        !ram_file_find(data, len, RAM_TAG('O', 'P', 'T', 'M'), &oc) ||
+        !ram_file_find(data, len, RAM_TAG('U', 'S', 'E', 'R'), &uc)) {
+        s = ram_fail(RAM_ERR_FORMAT, "%s: a model file, not a checkpoint", path);
+        goto done;
+    }
+    if (m->n_params != t->m->n_params || memcmp(m->t, t->m->t, sizeof m->t) != 0 ||
+        m->p.glimpses != t->m->p.glimpses || m->p.core != t->m->p.core) {
+        s = ram_fail(RAM_ERR_MISMATCH, "%s: the checkpoint's architecture differs from the trainer's",
+                     path);
+        goto done;
+    }
+    uint32_t btype = ram_rd_u32(&pc);
+    uint64_t nbw = ram_rd_u64(&pc);
+    if (pc.bad || btype != (uint32_t)pol->p.baseline || nbw != pol->n_bw) {
+        s = ram_fail(RAM_ERR_MISMATCH, "%s: the checkpoint's baseline differs from the policy's",
+                     path);
+        goto done;
+    }
+    bw = malloc(sizeof(float) * (nbw + 1));
+    m1 = malloc(sizeof(float) * nopt);
+    m2 = malloc(sizeof(float) * nopt);
+    if (!bw || !m1 || !m2) {
+        s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "load_checkpoint: out of memory");
+        goto done;
+    }
+    ram_rng prng, trng;
+    ram_rd_floats(&pc, bw, nbw);
+    get_rng(&pc, &prng);
+    uint32_t opt = ram_rd_u32(&oc);
+    uint64_t step = ram_rd_u64(&oc);
+    get_rng(&oc, &trng);
+    uint64_t n = ram_rd_u64(&oc);
+    if (pc.bad || oc.bad || n != nopt || opt != (uint32_t)t->p.optimizer || step > (uint64_t)LONG_MAX) {
+        s = ram_fail(pc.bad || oc.bad ? RAM_ERR_FORMAT : RAM_ERR_MISMATCH,
+                     "%s: the checkpoint's policy or optimizer state does not fit this trainer",
+                     path);
+        goto done;
+    }
+    if (!ram_rd_floats(&oc, m1, nopt) || !ram_rd_floats(&oc, m2, nopt)) {
+        s = ram_fail(RAM_ERR_FORMAT, "%s: optimizer state is short", path);
+        goto done;
+    }
+    /* Everything checked: commit. */
+    memcpy(t->m->w, m->w, sizeof(float) * m->n_params);
+    if (nbw) memcpy(pol->bw, bw, sizeof(float) * nbw);
+    pol->rng = prng;
+    t->rng = trng;
+    t->step = (long)step;
+    memcpy(t->m1, m1, sizeof(float) * nopt);
+    memcpy(t->m2, m2, sizeof(float) * nopt);
+    if (user_len) *user_len = uc.len;
+    if (user) memcpy(user, uc.p, uc.len < user_cap ? uc.len : user_cap);
+done:
+    ram_model_free(m);
+    free(bw);
+    free(m1);
+    free(m2);
+    free(data);
+    return s;
+}
