@@ -15,8 +15,7 @@
  * a second full-size copy in memory. */
 #define IDX_CHUNK 65536
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
     if (err && errlen > 0) {
         va_list ap;
         va_start(ap, fmt);
@@ -26,13 +25,11 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-static uint32_t get_be32(const unsigned char *b)
-{
+static uint32_t get_be32(const unsigned char *b) {
     return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | (uint32_t)b[3];
 }
 
-static void put_be32(unsigned char *b, uint32_t v)
-{
+static void put_be32(unsigned char *b, uint32_t v) {
     b[0] = (unsigned char)(v >> 24);
     b[1] = (unsigned char)(v >> 16);
     b[2] = (unsigned char)(v >> 8);
@@ -47,13 +44,10 @@ static void put_be32(unsigned char *b, uint32_t v)
  * positioned at the first payload byte.
  */
 static int open_idx(const char *path, uint32_t magic, int ndims, uint32_t *dims, uint64_t *payload,
-                    FILE **out, char *err, size_t errlen)
-{
-    if (!path || !*path)
-        return fail(err, errlen, "no file name given");
+                    FILE **out, char *err, size_t errlen) {
+    if (!path || !*path) return fail(err, errlen, "no file name given");
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 
     unsigned char hdr[4 + 4 * 3];
     size_t hlen = 4 + 4 * (size_t)ndims;
@@ -74,12 +68,14 @@ static int open_idx(const char *path, uint32_t magic, int ndims, uint32_t *dims,
         const char *want = magic == IDX_MAGIC_IMAGES ? "images" : "labels";
         int rc;
         if (m == IDX_MAGIC_IMAGES || m == IDX_MAGIC_LABELS)
-            rc = fail(err, errlen, "%s: an IDX %s file (magic 0x%08x), expected %s (0x%08x)",
-                      path, m == IDX_MAGIC_IMAGES ? "images" : "labels", (unsigned)m, want,
+            rc = fail(err, errlen, "%s: an IDX %s file (magic 0x%08x), expected %s (0x%08x)", path,
+                      m == IDX_MAGIC_IMAGES ? "images" : "labels", (unsigned)m, want,
                       (unsigned)magic);
         else if (hdr[0] == 0 && hdr[1] == 0 && hdr[2] != 0x08)
-            rc = fail(err, errlen, "%s: IDX element type 0x%02x not supported (only 0x08, "
-                      "unsigned byte)", path, hdr[2]);
+            rc = fail(err, errlen,
+                      "%s: IDX element type 0x%02x not supported (only 0x08, "
+                      "unsigned byte)",
+                      path, hdr[2]);
         else
             rc = fail(err, errlen, "%s: bad magic 0x%08x, expected IDX %s (0x%08x)", path,
                       (unsigned)m, want, (unsigned)magic);
@@ -88,8 +84,8 @@ static int open_idx(const char *path, uint32_t magic, int ndims, uint32_t *dims,
     }
     if (got < hlen) {
         int rc = ferror(f) ? fail(err, errlen, "%s: read error: %s", path, strerror(errno))
-                           : fail(err, errlen, "%s: truncated header (%zu of %zu bytes)", path,
-                                  got, hlen);
+                           : fail(err, errlen, "%s: truncated header (%zu of %zu bytes)", path, got,
+                                  hlen);
         fclose(f);
         return rc;
     }
@@ -119,8 +115,8 @@ static int open_idx(const char *path, uint32_t magic, int ndims, uint32_t *dims,
             uint64_t want = hlen + total;
             if ((uint64_t)size != want) {
                 fclose(f);
-                return fail(err, errlen, "%s: %s: header promises %llu bytes, file has %ld%s",
-                            path, (uint64_t)size < want ? "truncated" : "trailing data",
+                return fail(err, errlen, "%s: %s: header promises %llu bytes, file has %ld%s", path,
+                            (uint64_t)size < want ? "truncated" : "trailing data",
                             (unsigned long long)want, size,
                             (uint64_t)size < want ? " (incomplete download?)" : "");
             }
@@ -141,8 +137,7 @@ static int open_idx(const char *path, uint32_t magic, int ndims, uint32_t *dims,
 /* Read `total` payload bytes into exactly one of fout (as byte / 255) or
  * iout (as int), then insist on end of file. */
 static int read_payload(FILE *f, const char *path, uint64_t total, float *fout, int *iout,
-                        char *err, size_t errlen)
-{
+                        char *err, size_t errlen) {
     unsigned char buf[IDX_CHUNK];
     uint64_t done = 0;
     while (done < total) {
@@ -156,8 +151,7 @@ static int read_payload(FILE *f, const char *path, uint64_t total, float *fout, 
         }
         done += got;
         if (got < want) {
-            if (ferror(f))
-                return fail(err, errlen, "%s: read error: %s", path, strerror(errno));
+            if (ferror(f)) return fail(err, errlen, "%s: read error: %s", path, strerror(errno));
             return fail(err, errlen, "%s: truncated: %llu of %llu payload bytes", path,
                         (unsigned long long)done, (unsigned long long)total);
         }
@@ -165,21 +159,18 @@ static int read_payload(FILE *f, const char *path, uint64_t total, float *fout, 
     if (fgetc(f) != EOF)
         return fail(err, errlen, "%s: trailing data after %llu payload bytes", path,
                     (unsigned long long)total);
-    if (ferror(f))
-        return fail(err, errlen, "%s: read error: %s", path, strerror(errno));
+    if (ferror(f)) return fail(err, errlen, "%s: read error: %s", path, strerror(errno));
     return 0;
 }
 
 int idx_load_images(const char *path, float **images, int *n, int *h, int *w, char *err,
-                    size_t errlen)
-{
+                    size_t errlen) {
     if (!images || !n || !h || !w)
         return fail(err, errlen, "idx_load_images: NULL output argument");
     uint32_t dims[3];
     uint64_t total;
     FILE *f;
-    if (open_idx(path, IDX_MAGIC_IMAGES, 3, dims, &total, &f, err, errlen) != 0)
-        return -1;
+    if (open_idx(path, IDX_MAGIC_IMAGES, 3, dims, &total, &f, err, errlen) != 0) return -1;
     float *px = malloc((size_t)total * sizeof(float));
     if (!px) {
         fclose(f);
@@ -199,15 +190,12 @@ int idx_load_images(const char *path, float **images, int *n, int *h, int *w, ch
     return 0;
 }
 
-int idx_load_labels(const char *path, int **labels, int *n, char *err, size_t errlen)
-{
-    if (!labels || !n)
-        return fail(err, errlen, "idx_load_labels: NULL output argument");
+int idx_load_labels(const char *path, int **labels, int *n, char *err, size_t errlen) {
+    if (!labels || !n) return fail(err, errlen, "idx_load_labels: NULL output argument");
     uint32_t dims[1];
     uint64_t total;
     FILE *f;
-    if (open_idx(path, IDX_MAGIC_LABELS, 1, dims, &total, &f, err, errlen) != 0)
-        return -1;
+    if (open_idx(path, IDX_MAGIC_LABELS, 1, dims, &total, &f, err, errlen) != 0) return -1;
     int *lab = malloc((size_t)total * sizeof(int));
     if (!lab) {
         fclose(f);
@@ -225,9 +213,8 @@ int idx_load_labels(const char *path, int **labels, int *n, char *err, size_t er
     return 0;
 }
 
-int idx_load_mnist(const char *dir, const char *split, float **images, int **labels, int *n,
-                   int *h, int *w, char *err, size_t errlen)
-{
+int idx_load_mnist(const char *dir, const char *split, float **images, int **labels, int *n, int *h,
+                   int *w, char *err, size_t errlen) {
     if (!dir || !*dir || !split || !*split)
         return fail(err, errlen, "idx_load_mnist: empty directory or split name");
     if (!images || !labels || !n || !h || !w)
@@ -241,8 +228,7 @@ int idx_load_mnist(const char *dir, const char *split, float **images, int **lab
     float *img = NULL;
     int *lab = NULL;
     int ni, nl, hh, ww;
-    if (idx_load_images(ipath, &img, &ni, &hh, &ww, err, errlen) != 0)
-        return -1;
+    if (idx_load_images(ipath, &img, &ni, &hh, &ww, err, errlen) != 0) return -1;
     if (idx_load_labels(lpath, &lab, &nl, err, errlen) != 0) {
         free(img);
         return -1;
@@ -270,8 +256,7 @@ int idx_load_mnist(const char *dir, const char *split, float **images, int **lab
 
 /* Open "<path>.tmp" for writing and emit the header; see finish_write(). */
 static FILE *begin_write(const char *path, char *tmp, size_t tmplen, const unsigned char *hdr,
-                         size_t hlen, char *err, size_t errlen)
-{
+                         size_t hlen, char *err, size_t errlen) {
     if (!path || !*path) {
         fail(err, errlen, "no file name given");
         return NULL;
@@ -297,15 +282,13 @@ static FILE *begin_write(const char *path, char *tmp, size_t tmplen, const unsig
 
 /* Close, and rename into place only if every write succeeded. */
 static int finish_write(FILE *f, int ok, const char *tmp, const char *path, char *err,
-                        size_t errlen)
-{
+                        size_t errlen) {
     int saved = errno;
     if (fflush(f) != 0 && ok) {
         ok = 0;
         saved = errno;
     }
-    if (ferror(f) && ok)
-        ok = 0;
+    if (ferror(f) && ok) ok = 0;
     if (fclose(f) != 0 && ok) {
         ok = 0;
         saved = errno;
@@ -323,10 +306,8 @@ static int finish_write(FILE *f, int ok, const char *tmp, const char *path, char
 }
 
 int idx_save_images(const char *path, const float *images, int n, int h, int w, char *err,
-                    size_t errlen)
-{
-    if (!images)
-        return fail(err, errlen, "idx_save_images: NULL images");
+                    size_t errlen) {
+    if (!images) return fail(err, errlen, "idx_save_images: NULL images");
     if (n < 1 || n > IDX_MAX_ITEMS || h < 1 || h > IDX_MAX_SIDE || w < 1 || w > IDX_MAX_SIDE)
         return fail(err, errlen, "idx_save_images: bad shape %d x %d x %d", n, h, w);
     unsigned char hdr[16];
@@ -336,8 +317,7 @@ int idx_save_images(const char *path, const float *images, int n, int h, int w, 
     put_be32(hdr + 12, (uint32_t)w);
     char tmp[4200];
     FILE *f = begin_write(path, tmp, sizeof tmp, hdr, sizeof hdr, err, errlen);
-    if (!f)
-        return -1;
+    if (!f) return -1;
 
     uint64_t total = (uint64_t)n * (uint64_t)h * (uint64_t)w;
     unsigned char buf[IDX_CHUNK];
@@ -350,19 +330,15 @@ int idx_save_images(const char *path, const float *images, int n, int h, int w, 
             v = !(v > 0.0f) ? 0.0f : v > 1.0f ? 1.0f : v;
             buf[i] = (unsigned char)(v * 255.0f + 0.5f);
         }
-        if (fwrite(buf, 1, k, f) != k)
-            ok = 0;
+        if (fwrite(buf, 1, k, f) != k) ok = 0;
         done += k;
     }
     return finish_write(f, ok, tmp, path, err, errlen);
 }
 
-int idx_save_labels(const char *path, const int *labels, int n, char *err, size_t errlen)
-{
-    if (!labels)
-        return fail(err, errlen, "idx_save_labels: NULL labels");
-    if (n < 1 || n > IDX_MAX_ITEMS)
-        return fail(err, errlen, "idx_save_labels: bad count %d", n);
+int idx_save_labels(const char *path, const int *labels, int n, char *err, size_t errlen) {
+    if (!labels) return fail(err, errlen, "idx_save_labels: NULL labels");
+    if (n < 1 || n > IDX_MAX_ITEMS) return fail(err, errlen, "idx_save_labels: bad count %d", n);
     for (int i = 0; i < n; i++)
         if (labels[i] < 0 || labels[i] > 255)
             return fail(err, errlen, "idx_save_labels: label %d of item %d not in 0..255",
@@ -372,16 +348,14 @@ int idx_save_labels(const char *path, const int *labels, int n, char *err, size_
     put_be32(hdr + 4, (uint32_t)n);
     char tmp[4200];
     FILE *f = begin_write(path, tmp, sizeof tmp, hdr, sizeof hdr, err, errlen);
-    if (!f)
-        return -1;
+    if (!f) return -1;
     unsigned char buf[IDX_CHUNK];
     int ok = 1;
     for (int done = 0; done < n && ok;) {
         int k = n - done < IDX_CHUNK ? n - done : IDX_CHUNK;
         for (int i = 0; i < k; i++)
             buf[i] = (unsigned char)labels[done + i];
-        if (fwrite(buf, 1, (size_t)k, f) != (size_t)k)
-            ok = 0;
+        if (fwrite(buf, 1, (size_t)k, f) != (size_t)k) ok = 0;
         done += k;
     }
     return finish_write(f, ok, tmp, path, err, errlen);

@@ -24,7 +24,7 @@ extern "C" {
 
 /* Upper bounds of a sane header: anything larger is rejected as corrupt. */
 #define IDX_MAX_ITEMS 100000000L
-#define IDX_MAX_SIDE 65536
+#define IDX_MAX_SIDE  65536
 
 /** Load an image file: *images = n x 1 x h x w floats, pixel / 255. */
 int idx_load_images(const char *path, float **images, int *n, int *h, int *w, char *err,
@@ -38,8 +38,8 @@ int idx_load_labels(const char *path, int **labels, int *n, char *err, size_t er
  * DIR/<split>-labels-idx1-ubyte, where split is "train" or "t10k".  Checks
  * that the counts agree and that every label is in 0..9.
  */
-int idx_load_mnist(const char *dir, const char *split, float **images, int **labels, int *n,
-                   int *h, int *w, char *err, size_t errlen);
+int idx_load_mnist(const char *dir, const char *split, float **images, int **labels, int *n, int *h,
+                   int *w, char *err, size_t errlen);
 
 /**
  * Write n x 1 x h x w float images as an unsigned-byte IDX file: each pixel

@@ -48,57 +48,49 @@ typedef struct job {
     char error[512];
 } job;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: ram-eval --model FILE --data DIR [options]\n"
-            "\n"
-            "Classify the MNIST test set (DIR/t10k-*-ubyte) with a saved model and print\n"
-            "the test error, the confusion matrix and the time taken.\n"
-            "\n"
-            "  --model FILE      model or checkpoint saved by libram\n"
-            "  --data DIR        directory with the MNIST IDX files\n"
-            "  --policy P        where glimpses go: mean (default: the policy mean,\n"
-            "                    deterministic), sampled (from the Gaussian policy),\n"
-            "                    random (uniform, ablation), center (ablation)\n"
-            "  --sampled         same as --policy sampled\n"
-            "  --seed N          seed for sampled/random locations (1)\n"
-            "  --batch N         images per ram_model_classify call (100)\n"
-            "  --threads N       worker threads, each with its own ram_state (1)\n"
-            "  --split NAME      data split to evaluate: t10k (default) or train\n"
-            "  --limit N         evaluate only the first N images\n"
-            "  --json            print one JSON object and nothing else\n"
-            "  -h, --help        show this help\n");
+static void usage(FILE *f) {
+    fprintf(f, "usage: ram-eval --model FILE --data DIR [options]\n"
+               "\n"
+               "Classify the MNIST test set (DIR/t10k-*-ubyte) with a saved model and print\n"
+               "the test error, the confusion matrix and the time taken.\n"
+               "\n"
+               "  --model FILE      model or checkpoint saved by libram\n"
+               "  --data DIR        directory with the MNIST IDX files\n"
+               "  --policy P        where glimpses go: mean (default: the policy mean,\n"
+               "                    deterministic), sampled (from the Gaussian policy),\n"
+               "                    random (uniform, ablation), center (ablation)\n"
+               "  --sampled         same as --policy sampled\n"
+               "  --seed N          seed for sampled/random locations (1)\n"
+               "  --batch N         images per ram_model_classify call (100)\n"
+               "  --threads N       worker threads, each with its own ram_state (1)\n"
+               "  --split NAME      data split to evaluate: t10k (default) or train\n"
+               "  --limit N         evaluate only the first N images\n"
+               "  --json            print one JSON object and nothing else\n"
+               "  -h, --help        show this help\n");
 }
 
-static double now_seconds(void)
-{
+static double now_seconds(void) {
     struct timespec ts;
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        return 0.0;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0.0;
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Strict integer parsing: the whole string, in [lo, hi]. */
-static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
-{
+static int parse_long(const char *opt, const char *s, long lo, long hi, long *out) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "ram-eval: %s needs an integer in %ld..%ld, got '%s'\n", opt, lo, hi,
-                s);
+        fprintf(stderr, "ram-eval: %s needs an integer in %ld..%ld, got '%s'\n", opt, lo, hi, s);
         return -1;
     }
     *out = v;
     return 0;
 }
 
-static int parse_args(int argc, char **argv, options *o)
-{
+static int parse_args(int argc, char **argv, options *o) {
     int sampled = 0, policy_given = 0;
-    *o = (options){.split = "t10k", .source = RAM_LOCS_MEAN, .seed = 1, .batch = 100,
-                   .threads = 1};
+    *o = (options){.split = "t10k", .source = RAM_LOCS_MEAN, .seed = 1, .batch = 100, .threads = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         long v;
@@ -130,20 +122,16 @@ static int parse_args(int argc, char **argv, options *o)
             o->source = (ram_loc_source)k;
             policy_given = 1;
         } else if (!strcmp(a, "--seed")) {
-            if (parse_long(a, argv[++i], 0, LONG_MAX, &v))
-                return -1;
+            if (parse_long(a, argv[++i], 0, LONG_MAX, &v)) return -1;
             o->seed = (uint64_t)v;
         } else if (!strcmp(a, "--batch")) {
-            if (parse_long(a, argv[++i], 1, 100000, &v))
-                return -1;
+            if (parse_long(a, argv[++i], 1, 100000, &v)) return -1;
             o->batch = (int)v;
         } else if (!strcmp(a, "--threads")) {
-            if (parse_long(a, argv[++i], 1, MAX_THREADS, &v))
-                return -1;
+            if (parse_long(a, argv[++i], 1, MAX_THREADS, &v)) return -1;
             o->threads = (int)v;
         } else if (!strcmp(a, "--limit")) {
-            if (parse_long(a, argv[++i], 1, INT_MAX, &v))
-                return -1;
+            if (parse_long(a, argv[++i], 1, INT_MAX, &v)) return -1;
             o->limit = (int)v;
         } else {
             fprintf(stderr, "ram-eval: unknown option: %s\n", a);
@@ -165,8 +153,7 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static ram_status job_fail(job *j, ram_status s, const char *what)
-{
+static ram_status job_fail(job *j, ram_status s, const char *what) {
     /* ram_last_error() is per thread: copy it before the thread ends. */
     j->status = s;
     snprintf(j->error, sizeof j->error, "%s: %s (%s)", what, ram_last_error(),
@@ -174,8 +161,7 @@ static ram_status job_fail(job *j, ram_status s, const char *what)
     return s;
 }
 
-static void *run_job(void *arg)
-{
+static void *run_job(void *arg) {
     job *j = arg;
     ram_state *st = NULL;
     ram_policy *pol = NULL;
@@ -205,14 +191,13 @@ static void *run_job(void *arg)
         } else {
             /* Reseed per batch, not per thread, so the result depends on the
              * seed and batch size but not on how many threads ran. */
-            if (pol)
-                ram_policy_seed(pol, j->seed + (uint64_t)b * 0x9E3779B97F4A7C15ull);
+            if (pol) ram_policy_seed(pol, j->seed + (uint64_t)b * 0x9E3779B97F4A7C15ull);
             s = ram_model_classify_ex(j->model, st, img, count, j->source, pol, j->pred + first,
                                       NULL, NULL);
         }
         if (s != RAM_OK) {
-            job_fail(j, s, j->source == RAM_LOCS_MEAN ? "ram_model_classify"
-                                                      : "ram_model_classify_ex");
+            job_fail(j, s,
+                     j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
             break;
         }
     }
@@ -222,8 +207,7 @@ static void *run_job(void *arg)
 }
 
 /* Print `s` as a JSON string literal. */
-static void json_string(const char *s)
-{
+static void json_string(const char *s) {
     putchar('"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -236,14 +220,12 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     options o;
-    if (parse_args(argc, argv, &o) != 0)
-        return 1;
+    if (parse_args(argc, argv, &o) != 0) return 1;
     if (ram_version_number() / 10000 != RAM_VERSION_MAJOR) {
-        fprintf(stderr, "ram-eval: built for libram %s but loaded libram %s\n",
-                RAM_VERSION_STRING, ram_version_string());
+        fprintf(stderr, "ram-eval: built for libram %s but loaded libram %s\n", RAM_VERSION_STRING,
+                ram_version_string());
         return 1;
     }
 
@@ -274,6 +256,8 @@ int main(int argc, char **argv)
     int n, h, w;
     if (idx_load_mnist(o.data, o.split, &images, &labels, &n, &h, &w, err, sizeof err) != 0) {
         fprintf(stderr, "ram-eval: %s\n", err);
+        if (strstr(err, "cannot open"))
+            fprintf(stderr, "ram-eval: (scripts/fetch-mnist.sh downloads MNIST)\n");
         goto done;
     }
     if (mp.channels != 1 || mp.height != h || mp.width != w) {
@@ -282,8 +266,7 @@ int main(int argc, char **argv)
                 o.model, mp.channels, mp.height, mp.width, o.data, o.split, h, w);
         goto done;
     }
-    if (o.limit > 0 && o.limit < n)
-        n = o.limit;
+    if (o.limit > 0 && o.limit < n) n = o.limit;
     for (int i = 0; i < n; i++) {
         if (labels[i] >= mp.classes) {
             fprintf(stderr, "ram-eval: label %d of image %d but the model has %d classes\n",
@@ -306,9 +289,17 @@ int main(int argc, char **argv)
     double t0 = now_seconds();
     int started = 0;
     for (int t = 0; t < nthreads; t++) {
-        jobs[t] = (job){.model = model, .images = images, .pred = pred, .n = n,
-                        .batch = o.batch, .pixels = h * w, .source = o.source, .seed = o.seed,
-                        .index = t, .stride = nthreads, .status = RAM_OK};
+        jobs[t] = (job){.model = model,
+                        .images = images,
+                        .pred = pred,
+                        .n = n,
+                        .batch = o.batch,
+                        .pixels = h * w,
+                        .source = o.source,
+                        .seed = o.seed,
+                        .index = t,
+                        .stride = nthreads,
+                        .status = RAM_OK};
         if (nthreads == 1) {
             run_job(&jobs[t]); /* no thread needed: keeps the simple case simple */
             continue;
@@ -323,8 +314,7 @@ int main(int argc, char **argv)
     for (int t = 0; t < started; t++)
         pthread_join(tids[t], NULL);
     double seconds = now_seconds() - t0;
-    if (nthreads > 1 && started < nthreads)
-        goto done;
+    if (nthreads > 1 && started < nthreads) goto done;
     for (int t = 0; t < nthreads; t++) {
         if (jobs[t].status != RAM_OK) {
             fprintf(stderr, "ram-eval: %s\n", jobs[t].error);

@@ -38,42 +38,38 @@ typedef struct options {
     uint64_t seed;
 } options;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: ram-glimpses --model FILE --data DIR --out FILE.png [options]\n"
-            "\n"
-            "Draw the glimpses a model takes on MNIST test digits.\n"
-            "\n"
-            "  --model FILE      model or checkpoint saved by libram\n"
-            "  --data DIR        directory with the MNIST IDX files\n"
-            "  --out FILE.png    output image\n"
-            "  --count N         number of digits, one row each (8)\n"
-            "  --first K         index of the first digit (0)\n"
-            "  --scale S         display pixels per image pixel (4)\n"
-            "  --errors          show only misclassified digits (from --first on)\n"
-            "  --policy P        mean (default), sampled, random or center locations\n"
-            "  --seed N          seed for sampled/random locations (1)\n"
-            "  --split NAME      t10k (default) or train\n"
-            "  -h, --help        show this help\n");
+static void usage(FILE *f) {
+    fprintf(f, "usage: ram-glimpses --model FILE --data DIR --out FILE.png [options]\n"
+               "\n"
+               "Draw the glimpses a model takes on MNIST test digits.\n"
+               "\n"
+               "  --model FILE      model or checkpoint saved by libram\n"
+               "  --data DIR        directory with the MNIST IDX files\n"
+               "  --out FILE.png    output image\n"
+               "  --count N         number of digits, one row each (8)\n"
+               "  --first K         index of the first digit (0)\n"
+               "  --scale S         display pixels per image pixel (4)\n"
+               "  --errors          show only misclassified digits (from --first on)\n"
+               "  --policy P        mean (default), sampled, random or center locations\n"
+               "  --seed N          seed for sampled/random locations (1)\n"
+               "  --split NAME      t10k (default) or train\n"
+               "  -h, --help        show this help\n");
 }
 
-static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
-{
+static int parse_long(const char *opt, const char *s, long lo, long hi, long *out) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "ram-glimpses: %s needs an integer in %ld..%ld, got '%s'\n", opt, lo,
-                hi, s);
+        fprintf(stderr, "ram-glimpses: %s needs an integer in %ld..%ld, got '%s'\n", opt, lo, hi,
+                s);
         return -1;
     }
     *out = v;
     return 0;
 }
 
-static int parse_args(int argc, char **argv, options *o)
-{
+static int parse_args(int argc, char **argv, options *o) {
     *o = (options){.split = "t10k", .count = 8, .scale = 4, .source = RAM_LOCS_MEAN, .seed = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -106,20 +102,16 @@ static int parse_args(int argc, char **argv, options *o)
             }
             o->source = (ram_loc_source)k;
         } else if (!strcmp(a, "--seed")) {
-            if (parse_long(a, argv[++i], 0, LONG_MAX, &v))
-                return -1;
+            if (parse_long(a, argv[++i], 0, LONG_MAX, &v)) return -1;
             o->seed = (uint64_t)v;
         } else if (!strcmp(a, "--count")) {
-            if (parse_long(a, argv[++i], 1, 1000, &v))
-                return -1;
+            if (parse_long(a, argv[++i], 1, 1000, &v)) return -1;
             o->count = (int)v;
         } else if (!strcmp(a, "--first")) {
-            if (parse_long(a, argv[++i], 0, INT_MAX, &v))
-                return -1;
+            if (parse_long(a, argv[++i], 0, INT_MAX, &v)) return -1;
             o->first = (int)v;
         } else if (!strcmp(a, "--scale")) {
-            if (parse_long(a, argv[++i], 1, 32, &v))
-                return -1;
+            if (parse_long(a, argv[++i], 1, 32, &v)) return -1;
             o->scale = (int)v;
         } else {
             fprintf(stderr, "ram-glimpses: unknown option: %s\n", a);
@@ -149,78 +141,66 @@ static const rgb WHITE = {255, 255, 255}, BLACK = {0, 0, 0}, DARK = {60, 60, 60}
                  FRAME = {170, 170, 170}, GOOD = {0, 140, 60}, BAD = {210, 30, 30};
 
 /* Tableau 10, the default of matplotlib: distinct and readable on white. */
-static const rgb PALETTE[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},
-                              {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127},
+static const rgb PALETTE[] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
+                              {148, 103, 189}, {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
                               {188, 189, 34},  {23, 190, 207}};
 #define NPALETTE ((int)(sizeof PALETTE / sizeof PALETTE[0]))
 
-static void clip_all(canvas *c)
-{
+static void clip_all(canvas *c) {
     c->x0 = c->y0 = 0;
     c->x1 = c->w;
     c->y1 = c->h;
 }
 
-static void clip_to(canvas *c, int x0, int y0, int x1, int y1)
-{
+static void clip_to(canvas *c, int x0, int y0, int x1, int y1) {
     c->x0 = x0 < 0 ? 0 : x0;
     c->y0 = y0 < 0 ? 0 : y0;
     c->x1 = x1 > c->w ? c->w : x1;
     c->y1 = y1 > c->h ? c->h : y1;
 }
 
-static void blend(canvas *c, int x, int y, rgb col, float a)
-{
-    if (x < c->x0 || y < c->y0 || x >= c->x1 || y >= c->y1 || a <= 0.0f)
-        return;
-    if (a > 1.0f)
-        a = 1.0f;
+static void blend(canvas *c, int x, int y, rgb col, float a) {
+    if (x < c->x0 || y < c->y0 || x >= c->x1 || y >= c->y1 || a <= 0.0f) return;
+    if (a > 1.0f) a = 1.0f;
     unsigned char *p = c->px + ((size_t)y * (size_t)c->w + (size_t)x) * 3;
     p[0] = (unsigned char)(p[0] + (col.r - p[0]) * a + 0.5f);
     p[1] = (unsigned char)(p[1] + (col.g - p[1]) * a + 0.5f);
     p[2] = (unsigned char)(p[2] + (col.b - p[2]) * a + 0.5f);
 }
 
-static void fill_rect(canvas *c, int x, int y, int w, int h, rgb col)
-{
+static void fill_rect(canvas *c, int x, int y, int w, int h, rgb col) {
     for (int j = y; j < y + h; j++)
         for (int i = x; i < x + w; i++)
             blend(c, i, j, col, 1.0f);
 }
 
 /* Square root by Newton's method: the example then links without libm. */
-static float root(float x)
-{
-    if (x <= 0.0f)
-        return 0.0f;
+static float root(float x) {
+    if (x <= 0.0f) return 0.0f;
     float r = x > 1.0f ? x : 1.0f;
     for (int i = 0; i < 40; i++) {
         float next = 0.5f * (r + x / r);
-        if (next >= r)
-            break;
+        if (next >= r) break;
         r = next;
     }
     return r;
 }
 
-static float clamp01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
+static float clamp01(float v) {
+    return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+}
 
 /* Segment of width `width` with round caps; coverage from the distance of
  * each pixel centre to the segment gives the anti-aliasing. */
 static void draw_line(canvas *c, float ax, float ay, float bx, float by, float width, rgb col,
-                      float alpha)
-{
+                      float alpha) {
     float r = width * 0.5f;
     int xa = (int)((ax < bx ? ax : bx) - r - 2), xb = (int)((ax > bx ? ax : bx) + r + 2);
     int ya = (int)((ay < by ? ay : by) - r - 2), yb = (int)((ay > by ? ay : by) + r + 2);
-    if (xa < c->x0)
-        xa = c->x0;
-    if (ya < c->y0)
-        ya = c->y0;
-    if (xb >= c->x1)
-        xb = c->x1 - 1;
-    if (yb >= c->y1)
-        yb = c->y1 - 1;
+    if (xa < c->x0) xa = c->x0;
+    if (ya < c->y0) ya = c->y0;
+    if (xb >= c->x1) xb = c->x1 - 1;
+    if (yb >= c->y1) yb = c->y1 - 1;
     float dx = bx - ax, dy = by - ay, len2 = dx * dx + dy * dy;
     for (int y = ya; y <= yb; y++) {
         for (int x = xa; x <= xb; x++) {
@@ -233,18 +213,13 @@ static void draw_line(canvas *c, float ax, float ay, float bx, float by, float w
     }
 }
 
-static void draw_disc(canvas *c, float cx, float cy, float radius, rgb col, float alpha)
-{
+static void draw_disc(canvas *c, float cx, float cy, float radius, rgb col, float alpha) {
     draw_line(c, cx, cy, cx, cy, 2.0f * radius, col, alpha);
 }
 
-static void draw_box(canvas *c, float x0, float y0, float x1, float y1, float width, rgb col,
-                     float alpha)
-{
-    /* Each corner is covered by two segments; drawing them separately with
-     * alpha < 1 would darken corners, so the outline is drawn opaque and the
-     * caller picks an opaque colour. */
-    (void)alpha;
+/* Opaque only: with alpha < 1 the corners, covered by two segments, would
+ * come out darker than the sides. */
+static void draw_box(canvas *c, float x0, float y0, float x1, float y1, float width, rgb col) {
     draw_line(c, x0, y0, x1, y0, width, col, 1.0f);
     draw_line(c, x1, y0, x1, y1, width, col, 1.0f);
     draw_line(c, x1, y1, x0, y1, width, col, 1.0f);
@@ -295,6 +270,7 @@ static const glyph FONT[] = {
     {'X', {"#...#", "#...#", ".#.#.", "..#..", ".#.#.", "#...#", "#...#"}},
     {'Y', {"#...#", "#...#", ".#.#.", "..#..", "..#..", "..#..", "..#.."}},
     {'Z', {"#####", "....#", "...#.", "..#..", ".#...", "#....", "#####"}},
+    {'#', {".#.#.", ".#.#.", "#####", ".#.#.", "#####", ".#.#.", ".#.#."}},
     {'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
     {':', {".....", ".##..", ".##..", ".....", ".##..", ".##..", "....."}},
     {'/', {".....", "....#", "...#.", "..#..", ".#...", "#....", "....."}},
@@ -307,18 +283,14 @@ static const glyph FONT[] = {
 
 #define GLYPH_ADVANCE 6 /* 5 columns + 1 of spacing */
 
-static const glyph *find_glyph(char ch)
-{
-    if (ch >= 'a' && ch <= 'z')
-        ch = (char)(ch - 'a' + 'A');
+static const glyph *find_glyph(char ch) {
+    if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
     for (size_t i = 0; i < sizeof FONT / sizeof FONT[0]; i++)
-        if (FONT[i].ch == ch)
-            return &FONT[i];
+        if (FONT[i].ch == ch) return &FONT[i];
     return NULL; /* space and anything unknown: blank */
 }
 
-static int text_width(const char *s, int size)
-{
+static int text_width(const char *s, int size) {
     int n = (int)strlen(s);
     return n > 0 ? (n * GLYPH_ADVANCE - 1) * size : 0;
 }
@@ -327,18 +299,15 @@ static int text_width(const char *s, int size)
  * halo (1 font pixel of `halo` around every lit pixel) keeps labels legible
  * over busy backgrounds; pass halo_on = 0 for none. */
 static void draw_text(canvas *c, int x, int y, const char *s, int size, rgb col, int halo_on,
-                      rgb halo)
-{
+                      rgb halo) {
     for (int pass = halo_on ? 0 : 1; pass < 2; pass++) {
         int pen = x;
         for (const char *p = s; *p; p++, pen += GLYPH_ADVANCE * size) {
             const glyph *g = find_glyph(*p);
-            if (!g)
-                continue;
+            if (!g) continue;
             for (int r = 0; r < 7; r++) {
                 for (int k = 0; k < 5; k++) {
-                    if (g->rows[r][k] != '#')
-                        continue;
+                    if (g->rows[r][k] != '#') continue;
                     int gx = pen + k * size, gy = y + r * size;
                     if (pass == 0)
                         fill_rect(c, gx - size, gy - size, 3 * size, 3 * size, halo);
@@ -356,16 +325,13 @@ typedef struct png_ctx {
     char msg[256];
 } png_ctx;
 
-static void png_error_fn(png_structp png, png_const_charp msg)
-{
+static void png_error_fn(png_structp png, png_const_charp msg) {
     png_ctx *ctx = png_get_error_ptr(png);
-    if (ctx)
-        snprintf(ctx->msg, sizeof ctx->msg, "%s", msg);
+    if (ctx) snprintf(ctx->msg, sizeof ctx->msg, "%s", msg);
     png_longjmp(png, 1);
 }
 
-static void png_warning_fn(png_structp png, png_const_charp msg)
-{
+static void png_warning_fn(png_structp png, png_const_charp msg) {
     (void)png;
     fprintf(stderr, "ram-glimpses: libpng warning: %s\n", msg);
 }
@@ -373,8 +339,7 @@ static void png_warning_fn(png_structp png, png_const_charp msg)
 /* Write the canvas as an 8-bit RGB PNG.  libpng reports errors by longjmp to
  * the setjmp below; everything that must be released there is set before
  * setjmp or is volatile. */
-static int write_png(const char *path, const canvas *c)
-{
+static int write_png(const char *path, const canvas *c) {
     png_ctx ctx = {{0}};
     FILE *f = fopen(path, "wb");
     if (!f) {
@@ -412,7 +377,9 @@ static int write_png(const char *path, const canvas *c)
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
     /* fclose flushes: a full disk shows up here, not in png_write_row. */
-    if (ferror(f) || fclose(f) != 0) {
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad) {
         fprintf(stderr, "ram-glimpses: writing %s: %s\n", path, strerror(errno));
         remove(path);
         return -1;
@@ -435,23 +402,23 @@ typedef struct figure {
     const int *index;     /* rows: index in the data set */
 } figure;
 
-#define MARGIN 24
-#define GAP 16
-#define TILE_GAP 8
+#define MARGIN      24
+#define GAP         16
+#define TILE_GAP    8
 #define HEADER_SIZE 2 /* font size of the column headers */
-#define LABEL_SIZE 2  /* font size of the labels on the right */
+#define LABEL_SIZE  2 /* font size of the labels on the right */
 
-static rgb step_colour(int t) { return PALETTE[t % NPALETTE]; }
+static rgb step_colour(int t) {
+    return PALETTE[t % NPALETTE];
+}
 
 /* Grey digit on white: dark strokes read well next to the coloured boxes. */
-static rgb grey(float v)
-{
+static rgb grey(float v) {
     unsigned char g = (unsigned char)(255.0f - 215.0f * clamp01(v) + 0.5f);
     return (rgb){g, g, g};
 }
 
-static int render(const figure *fg, canvas *c)
-{
+static int render(const figure *fg, canvas *c) {
     const int S = fg->scale;
     const int H = fg->h * S, W = fg->w * S;
     const int biggest = fg->side[fg->depth - 1];
@@ -459,16 +426,14 @@ static int render(const figure *fg, canvas *c)
      * the image so a huge outer scale does not swamp the figure. */
     int pad_px = (biggest + 1) / 2;
     int half = (fg->h > fg->w ? fg->h : fg->w) / 2;
-    if (pad_px > half)
-        pad_px = half;
+    if (pad_px > half) pad_px = half;
     const int pad = pad_px * S > 10 ? pad_px * S : 10;
     const int PW = W + 2 * pad, PH = H + 2 * pad;
 
     /* Tiles as tall as the image, rounded down to a multiple of the largest
      * retina square so every pooled cell gets the same number of pixels. */
     int tile = H < 64 ? 64 : H > 160 ? 160 : H;
-    if (tile >= biggest)
-        tile = tile / biggest * biggest;
+    if (tile >= biggest) tile = tile / biggest * biggest;
     const int label_w = text_width("PRED 0", LABEL_SIZE) + 8;
     const int row_h = (PH > tile ? PH : tile) + GAP;
     const int header_h = 7 * HEADER_SIZE + 12;
@@ -478,8 +443,10 @@ static int render(const figure *fg, canvas *c)
     const long width = (long)label_x + label_w + MARGIN;
     const long height = (long)MARGIN + header_h + (long)fg->rows * row_h - GAP + MARGIN;
     if (width > 30000 || height > 30000 || width * height > 100000000L) {
-        fprintf(stderr, "ram-glimpses: figure of %ld x %ld pixels is too large; lower --count "
-                        "or --scale\n", width, height);
+        fprintf(stderr,
+                "ram-glimpses: figure of %ld x %ld pixels is too large; lower --count "
+                "or --scale\n",
+                width, height);
         return -1;
     }
     c->w = (int)width;
@@ -499,8 +466,7 @@ static int render(const figure *fg, canvas *c)
               WHITE);
     for (int t = 0; t < fg->steps; t++) {
         char s[32];
-        snprintf(s, sizeof s, tile >= text_width("STEP 00", HEADER_SIZE) ? "STEP %d" : "%d",
-                 t + 1);
+        snprintf(s, sizeof s, tile >= text_width("STEP 00", HEADER_SIZE) ? "STEP %d" : "%d", t + 1);
         int x = tiles_x + t * (tile + TILE_GAP) + (tile - text_width(s, HEADER_SIZE)) / 2;
         draw_text(c, x, hy, s, HEADER_SIZE, step_colour(t), 0, WHITE);
     }
@@ -517,7 +483,7 @@ static int render(const figure *fg, canvas *c)
         for (int y = 0; y < fg->h; y++)
             for (int x = 0; x < fg->w; x++)
                 fill_rect(c, px0 + x * S, py0 + y * S, S, S, grey(img[y * fg->w + x]));
-        draw_box(c, px0 - 0.5f, py0 - 0.5f, px0 + W + 0.5f, py0 + H + 0.5f, 1.0f, FRAME, 1.0f);
+        draw_box(c, px0 - 0.5f, py0 - 0.5f, px0 + W + 0.5f, py0 + H + 0.5f, 1.0f, FRAME);
 
         /* Glimpse overlay, clipped to the panel.  Location x maps to column
          * (x + 1) * W / 2, exactly as ram_glimpse_extract() cuts it. */
@@ -530,8 +496,8 @@ static int render(const figure *fg, canvas *c)
         for (int t = 0; t < fg->steps; t++) {
             for (int k = 0; k < fg->depth; k++) {
                 float hs = 0.5f * (float)(fg->side[k] * S);
-                draw_box(c, cx[t] - hs, cy[t] - hs, cx[t] + hs, cy[t] + hs,
-                         k == 0 ? 2.0f : 1.25f, step_colour(t), 1.0f);
+                draw_box(c, cx[t] - hs, cy[t] - hs, cx[t] + hs, cy[t] + hs, k == 0 ? 2.0f : 1.25f,
+                         step_colour(t));
             }
         }
         for (int t = 0; t + 1 < fg->steps; t++)
@@ -543,7 +509,8 @@ static int render(const figure *fg, canvas *c)
         for (int t = 0; t < fg->steps; t++) {
             char s[8];
             snprintf(s, sizeof s, "%d", t + 1);
-            draw_text(c, (int)cx[t] + 5, (int)cy[t] - 12, s, 1, step_colour(t), 1, WHITE);
+            int fs = S >= 8 ? 2 : 1; /* numbers grow with the figure */
+            draw_text(c, (int)cx[t] + 5, (int)cy[t] - 5 - 7 * fs, s, fs, step_colour(t), 1, WHITE);
         }
         clip_all(c);
 
@@ -559,18 +526,18 @@ static int render(const figure *fg, canvas *c)
                 for (int x = 0; x < tile; x++) {
                     float u = ((float)x + 0.5f) / (float)tile * (float)biggest - 0.5f * biggest;
                     int k = 0;
-                    while (k < fg->depth - 1 && (2.0f * u < -fg->side[k] ||
-                                                 2.0f * u >= fg->side[k] ||
-                                                 2.0f * v < -fg->side[k] ||
-                                                 2.0f * v >= fg->side[k]))
+                    while (k < fg->depth - 1 &&
+                           (2.0f * u < -fg->side[k] || 2.0f * u >= fg->side[k] ||
+                            2.0f * v < -fg->side[k] || 2.0f * v >= fg->side[k]))
                         k++;
                     float fs = (float)fg->side[k];
                     int col = (int)((u + 0.5f * fs) / fs * (float)fg->patch);
                     int row = (int)((v + 0.5f * fs) / fs * (float)fg->patch);
                     col = col < 0 ? 0 : col >= fg->patch ? fg->patch - 1 : col;
                     row = row < 0 ? 0 : row >= fg->patch ? fg->patch - 1 : row;
-                    float val = gl[((size_t)k * (size_t)fg->patch + (size_t)row) *
-                                       (size_t)fg->patch + (size_t)col];
+                    float val =
+                        gl[((size_t)k * (size_t)fg->patch + (size_t)row) * (size_t)fg->patch +
+                           (size_t)col];
                     fill_rect(c, tx + x, ty + y, 1, 1, grey(val));
                 }
             }
@@ -579,10 +546,10 @@ static int render(const figure *fg, canvas *c)
                 float hs = 0.5f * (float)fg->side[k] / (float)biggest * (float)tile;
                 float m = 0.5f * (float)tile;
                 draw_box(c, tx + m - hs, ty + m - hs, tx + m + hs, ty + m + hs, 1.0f,
-                         step_colour(t), 1.0f);
+                         step_colour(t));
             }
             draw_box(c, tx - 1.0f, ty - 1.0f, tx + tile + 1.0f, ty + tile + 1.0f, 2.0f,
-                     step_colour(t), 1.0f);
+                     step_colour(t));
         }
 
         /* Labels: prediction (green if right, red if wrong), truth, confidence. */
@@ -597,7 +564,7 @@ static int render(const figure *fg, canvas *c)
         snprintf(s, sizeof s, "P=%.2f", p);
         draw_text(c, label_x, ly + 2 * (7 * LABEL_SIZE + 6), s, 1, DARK, 0, WHITE);
         snprintf(s, sizeof s, "#%d", fg->index[r]);
-        draw_text(c, label_x + text_width("P=0.00 ", 1), ly + 2 * (7 * LABEL_SIZE + 6), s + 1, 1,
+        draw_text(c, label_x + text_width("P=0.00  ", 1), ly + 2 * (7 * LABEL_SIZE + 6), s, 1,
                   FRAME, 0, WHITE);
     }
     return 0;
@@ -605,25 +572,20 @@ static int render(const figure *fg, canvas *c)
 
 /* ---- main -------------------------------------------------------------------- */
 
-static void report(const char *what, ram_status s)
-{
+static void report(const char *what, ram_status s) {
     fprintf(stderr, "ram-glimpses: %s: %s (%s)\n", what, ram_last_error(), ram_status_string(s));
 }
 
 /* Classify n images with the chosen location source. */
 static ram_status classify(const options *o, const ram_model *m, ram_state *st, ram_policy *pol,
-                           const float *img, int n, int *labels, float *probs, float *locs)
-{
-    if (o->source == RAM_LOCS_MEAN)
-        return ram_model_classify(m, st, img, n, labels, probs, locs);
+                           const float *img, int n, int *labels, float *probs, float *locs) {
+    if (o->source == RAM_LOCS_MEAN) return ram_model_classify(m, st, img, n, labels, probs, locs);
     return ram_model_classify_ex(m, st, img, n, o->source, pol, labels, probs, locs);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     options o;
-    if (parse_args(argc, argv, &o) != 0)
-        return 1;
+    if (parse_args(argc, argv, &o) != 0) return 1;
 
     int rc = 1;
     ram_model *model = NULL;
@@ -636,8 +598,8 @@ int main(int argc, char **argv)
     ram_status s;
 
     if ((s = ram_model_load(o.model, &model)) != RAM_OK) {
-        fprintf(stderr, "ram-glimpses: cannot load model %s: %s (%s)\n", o.model,
-                ram_last_error(), ram_status_string(s));
+        fprintf(stderr, "ram-glimpses: cannot load model %s: %s (%s)\n", o.model, ram_last_error(),
+                ram_status_string(s));
         goto done;
     }
     ram_model_params mp;
@@ -647,8 +609,10 @@ int main(int argc, char **argv)
         goto done;
     }
     if (mp.glimpses > 64 || mp.glimpse.depth < 1 || mp.glimpse.depth > 16) {
-        fprintf(stderr, "ram-glimpses: model has %d glimpses of %d scales; can draw at most 64 "
-                        "of at most 16\n", mp.glimpses, mp.glimpse.depth);
+        fprintf(stderr,
+                "ram-glimpses: model has %d glimpses of %d scales; can draw at most 64 "
+                "of at most 16\n",
+                mp.glimpses, mp.glimpse.depth);
         goto done;
     }
 
@@ -656,17 +620,20 @@ int main(int argc, char **argv)
     int n, h, w;
     if (idx_load_mnist(o.data, o.split, &images, &labels, &n, &h, &w, err, sizeof err) != 0) {
         fprintf(stderr, "ram-glimpses: %s\n", err);
+        if (strstr(err, "cannot open"))
+            fprintf(stderr, "ram-glimpses: (scripts/fetch-mnist.sh downloads MNIST)\n");
         goto done;
     }
     if (mp.channels != 1 || mp.height != h || mp.width != w) {
-        fprintf(stderr, "ram-glimpses: model %s expects %d x %d x %d images but %s/%s has "
-                        "1 x %d x %d\n", o.model, mp.channels, mp.height, mp.width, o.data,
-                o.split, h, w);
+        fprintf(stderr,
+                "ram-glimpses: model %s expects %d x %d x %d images but %s/%s has "
+                "1 x %d x %d\n",
+                o.model, mp.channels, mp.height, mp.width, o.data, o.split, h, w);
         goto done;
     }
     if (o.first >= n) {
-        fprintf(stderr, "ram-glimpses: --first %d but %s/%s has only %d images\n", o.first,
-                o.data, o.split, n);
+        fprintf(stderr, "ram-glimpses: --first %d but %s/%s has only %d images\n", o.first, o.data,
+                o.split, n);
         goto done;
     }
 
@@ -674,8 +641,7 @@ int main(int argc, char **argv)
     const size_t pixels = (size_t)h * (size_t)w;
     const int chunk = 100; /* batch for the --errors search */
     int count = o.count;
-    if (!o.errors_only && count > n - o.first)
-        count = n - o.first;
+    if (!o.errors_only && count > n - o.first) count = n - o.first;
     int cap = count > chunk ? count : chunk;
     if ((s = ram_state_create(model, cap, &st)) != RAM_OK) {
         report("ram_state_create", s);
@@ -717,8 +683,7 @@ int main(int argc, char **argv)
                 goto done;
             }
             for (int i = 0; i < k && rows < count; i++)
-                if (pred[i] != labels[b + i])
-                    index[rows++] = b + i;
+                if (pred[i] != labels[b + i]) index[rows++] = b + i;
         }
         if (rows == 0) {
             fprintf(stderr, "ram-glimpses: no misclassified digit from index %d on\n", o.first);
@@ -726,12 +691,10 @@ int main(int argc, char **argv)
         }
     }
     for (int i = 0; i < rows; i++) {
-        memcpy(sel + (size_t)i * pixels, images + (size_t)index[i] * pixels,
-               pixels * sizeof *sel);
+        memcpy(sel + (size_t)i * pixels, images + (size_t)index[i] * pixels, pixels * sizeof *sel);
         truth[i] = labels[index[i]];
     }
-    if (pol)
-        ram_policy_seed(pol, o.seed); /* the figure does not depend on --errors' search */
+    if (pol) ram_policy_seed(pol, o.seed); /* the figure does not depend on --errors' search */
     if ((s = classify(&o, model, st, pol, sel, rows, pred, probs, locs)) != RAM_OK) {
         report("classify", s);
         goto done;
@@ -761,23 +724,34 @@ int main(int argc, char **argv)
         }
     }
 
-    figure fg = {.rows = rows, .h = h, .w = w, .steps = T, .classes = C,
-                 .patch = mp.glimpse.patch, .depth = mp.glimpse.depth, .scale = o.scale,
-                 .images = sel, .truth = truth, .pred = pred, .probs = probs, .locs = locs,
-                 .glimpse = glimpses, .index = index};
+    figure fg = {.rows = rows,
+                 .h = h,
+                 .w = w,
+                 .steps = T,
+                 .classes = C,
+                 .patch = mp.glimpse.patch,
+                 .depth = mp.glimpse.depth,
+                 .scale = o.scale,
+                 .images = sel,
+                 .truth = truth,
+                 .pred = pred,
+                 .probs = probs,
+                 .locs = locs,
+                 .glimpse = glimpses,
+                 .index = index};
     /* The sensor's square sides: round(patch * scale^k), as documented. */
     float side = (float)mp.glimpse.patch;
     for (int k = 0; k < mp.glimpse.depth; k++, side *= mp.glimpse.scale)
         fg.side[k] = (int)(side + 0.5f);
-    if (render(&fg, &cv) != 0 || write_png(o.out, &cv) != 0)
-        goto done;
+    if (render(&fg, &cv) != 0 || write_png(o.out, &cv) != 0) goto done;
 
     int wrong = 0;
     for (int i = 0; i < rows; i++)
         wrong += pred[i] != truth[i];
     printf("ram-glimpses: wrote %s (%d x %d): %d digit%s from #%d, %d misclassified, %d "
-           "glimpses, %s locations\n", o.out, cv.w, cv.h, rows, rows == 1 ? "" : "s", index[0],
-           wrong, T, source_names[o.source]);
+           "glimpses, %s locations\n",
+           o.out, cv.w, cv.h, rows, rows == 1 ? "" : "s", index[0], wrong, T,
+           source_names[o.source]);
     rc = 0;
 
 done:

@@ -1,0 +1,248 @@
+/* Whole-model gradient checks: backpropagation through time against central
+ * finite differences, on the classification path and on the REINFORCE path
+ * through the core, for every glimpse form, core type and bound. */
+#include "internal.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { N = 3, C = 2, IMG_H = 10, IMG_W = 9 };
+
+typedef struct fixture {
+    struct ram_model *m;
+    ram_ws ws;
+    float images[N * C * IMG_H * IMG_W];
+    int labels[N];
+    float *locs; /* T x N x 2, fixed */
+    float *R, *b; /* T x N returns and baselines, fixed */
+    float alpha, std;
+} fixture;
+
+static uint64_t lcg = 12345;
+static float urand(void) { /* [0, 1) */
+    lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)(lcg >> 40) / (float)(1 << 24);
+}
+
+static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc_bound bound) {
+    ram_model_params p;
+    ram_model_params_init(&p);
+    p.channels = C;
+    p.height = IMG_H;
+    p.width = IMG_W;
+    p.glimpse.patch = 3;
+    p.glimpse.depth = 2;
+    p.glimpse.scale = 2;
+    p.form = form;
+    p.glimpse_hidden = 5;
+    p.loc_hidden = 4;
+    p.glimpse_out = 6;
+    p.core_hidden = 7;
+    p.core = core;
+    p.glimpses = 3;
+    p.classes = 4;
+    p.bound = bound;
+    p.loc_range_pixels = 0;
+    p.init_scale = 0.4f; /* large enough that gradients dwarf float rounding */
+    p.seed = 7;
+    ram_model *m;
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
+    f->m = m;
+    ck_assert_int_eq(ram_ws_init(&f->ws, m, N, true), RAM_OK);
+    for (size_t i = 0; i < sizeof f->images / sizeof *f->images; i++) f->images[i] = urand();
+    for (int i = 0; i < N; i++) f->labels[i] = i % p.classes;
+    const int T = p.glimpses;
+    f->locs = malloc(sizeof(float) * T * N * 2);
+    f->R = malloc(sizeof(float) * T * N);
+    f->b = malloc(sizeof(float) * T * N);
+    for (int i = 0; i < T * N * 2; i++) f->locs[i] = 1.6f * urand() - 0.8f;
+    for (int i = 0; i < T * N; i++) {
+        f->R[i] = urand() < 0.5f ? 1.0f : 0.0f;
+        f->b[i] = 0.6f * urand();
+    }
+    f->alpha = 3.0f; /* let the surrogate dominate: a wrong location gradient shows */
+    f->std = 0.3f;
+}
+
+static void teardown(fixture *f) {
+    ram_ws_release(&f->ws);
+    ram_model_free(f->m);
+    free(f->locs);
+    free(f->R);
+    free(f->b);
+}
+
+/* Loss = mean cross-entropy + (with_reinforce) the REINFORCE surrogate
+ * -alpha/N sum_{t,i} (R - b) log N(l | mu, std^2) at the fixed locations. */
+static double loss(fixture *f, bool with_reinforce) {
+    const struct ram_model *m = f->m;
+    const int T = m->p.glimpses, K = m->p.classes;
+    ram_model_forward(m, &f->ws, f->images, N, RAM_LOC_FIXED, f->locs, 0);
+    double L = 0;
+    for (int i = 0; i < N; i++) L -= log(f->ws.probs[i * K + f->labels[i]]) / N;
+    if (with_reinforce)
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < N; i++)
+                for (int d = 0; d < 2; d++) {
+                    size_t k = ((size_t)t * N + i) * 2 + d;
+                    double z = (f->locs[k] - f->ws.mu[k]) / f->std;
+                    L += f->alpha * (f->R[t * N + i] - f->b[t * N + i]) * 0.5 * z * z / N;
+                }
+    return L;
+}
+
+/* Analytic gradient into f->ws.grad. */
+static void analytic(fixture *f, bool with_reinforce, bool detach) {
+    const struct ram_model *m = f->m;
+    const int T = m->p.glimpses, K = m->p.classes;
+    ram_model_forward(m, &f->ws, f->images, N, RAM_LOC_FIXED, f->locs, 0);
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < K; k++)
+            f->ws.dlogits[i * K + k] = (f->ws.probs[i * K + k] - (k == f->labels[i])) / N;
+    float *dmu = NULL;
+    if (with_reinforce) {
+        dmu = malloc(sizeof(float) * T * N * 2);
+        for (int t = 0; t < T; t++)
+            ck_assert_int_eq(ram_reinforce_gaussian(f->locs + t * N * 2, f->ws.mu + t * N * 2, N,
+                                                    2, f->std, f->R + t * N, f->b + t * N,
+                                                    f->alpha, N, dmu + t * N * 2),
+                             RAM_OK);
+    }
+    memset(f->ws.grad, 0, sizeof(float) * m->n_params);
+    ram_model_backward(m, &f->ws, N, dmu, detach);
+    free(dmu);
+}
+
+/* Compare ws.grad with central differences over every parameter whose
+ * tensor is selected by `which` (NULL: all). Returns the relative error
+ * ||a - n|| / (||a|| + ||n||). */
+static double compare(fixture *f, bool with_reinforce, const bool *which) {
+    struct ram_model *m = f->m;
+    float *g = malloc(sizeof(float) * m->n_params);
+    memcpy(g, f->ws.grad, sizeof(float) * m->n_params);
+    double diff = 0, na = 0, nn = 0;
+    const float h = 1e-3f;
+    for (int id = 0; id < RAM_T_COUNT; id++) {
+        if (which && !which[id]) continue;
+        size_t n = (size_t)m->t[id].rows * m->t[id].cols;
+        for (size_t j = 0; j < n; j++) {
+            size_t k = m->t[id].off + j;
+            float w0 = m->w[k];
+            m->w[k] = w0 + h;
+            double lp = loss(f, with_reinforce);
+            m->w[k] = w0 - h;
+            double lm = loss(f, with_reinforce);
+            m->w[k] = w0;
+            double num = (lp - lm) / (2.0 * h);
+            diff += (num - g[k]) * (num - g[k]);
+            na += (double)g[k] * g[k];
+            nn += num * num;
+        }
+    }
+    free(g);
+    ck_assert_msg(na > 1e-8, "the analytic gradient is zero: nothing was checked");
+    return sqrt(diff) / (sqrt(na) + sqrt(nn));
+}
+
+static const struct {
+    ram_glimpse_form form;
+    ram_core_type core;
+    ram_loc_bound bound;
+} configs[] = {
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH},
+};
+enum { N_CONFIGS = sizeof configs / sizeof *configs };
+
+START_TEST(classification_gradient) {
+    fixture f;
+    setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound);
+    analytic(&f, false, false);
+    double rel = compare(&f, false, NULL);
+    ck_assert_msg(rel < 2e-3, "config %d: relative gradient error %g", _i, rel);
+    teardown(&f);
+}
+END_TEST
+
+/* REINFORCE flowing from mu_t back through the core and glimpse networks
+ * (Torch's behaviour): the full gradient of cross-entropy + surrogate. */
+START_TEST(reinforce_through_core_gradient) {
+    fixture f;
+    setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound);
+    analytic(&f, true, false);
+    double rel = compare(&f, true, NULL);
+    ck_assert_msg(rel < 1e-3, "config %d: relative gradient error %g", _i, rel);
+    teardown(&f);
+}
+END_TEST
+
+/* Detached: the location network gets the full surrogate gradient, every
+ * other tensor exactly the classification gradient. */
+START_TEST(reinforce_detached_gradient) {
+    fixture f;
+    setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound);
+    bool loc[RAM_T_COUNT] = {0}, rest[RAM_T_COUNT];
+    loc[RAM_T_LOC_W] = loc[RAM_T_LOC_B] = true;
+    for (int i = 0; i < RAM_T_COUNT; i++) rest[i] = !loc[i];
+    analytic(&f, true, true);
+    double rel_loc = compare(&f, true, loc);
+    ck_assert_msg(rel_loc < 1e-3, "config %d: location net error %g", _i, rel_loc);
+    analytic(&f, true, true);
+    double rel_rest = compare(&f, false, rest);
+    ck_assert_msg(rel_rest < 2e-3, "config %d: rest error %g", _i, rel_rest);
+    /* and the detached gradient really differs from the full one */
+    analytic(&f, true, true);
+    float *det = malloc(sizeof(float) * f.m->n_params);
+    memcpy(det, f.ws.grad, sizeof(float) * f.m->n_params);
+    analytic(&f, true, false);
+    double d = 0;
+    for (size_t k = 0; k < f.m->n_params; k++) d += fabs(det[k] - f.ws.grad[k]);
+    ck_assert_msg(d > 1e-4, "detaching changed nothing (%g)", d);
+    free(det);
+    teardown(&f);
+}
+END_TEST
+
+/* Sampling mode is mean + std * noise, clamped; mean mode equals sampling
+ * with zero noise. */
+START_TEST(sample_mode_locations) {
+    fixture f;
+    setup(&f, RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH);
+    const int T = f.m->p.glimpses;
+    float *eps = calloc((size_t)T * N * 2, sizeof(float));
+    ram_model_forward(f.m, &f.ws, f.images, N, RAM_LOC_MEAN, NULL, 0);
+    float p_mean[N * 4];
+    memcpy(p_mean, f.ws.probs, sizeof p_mean);
+    ram_model_forward(f.m, &f.ws, f.images, N, RAM_LOC_SAMPLE, eps, 0.5f);
+    ck_assert_mem_eq(p_mean, f.ws.probs, sizeof p_mean);
+    for (int i = 0; i < T * N * 2; i++) eps[i] = i % 2 ? 9.0f : -0.1f;
+    ram_model_forward(f.m, &f.ws, f.images, N, RAM_LOC_SAMPLE, eps, 0.5f);
+    for (int i = 0; i < T * N * 2; i++) {
+        float want = f.ws.mu[i] + 0.5f * eps[i];
+        want = want > 1 ? 1 : want < -1 ? -1 : want;
+        ck_assert_float_eq_tol(f.ws.loc[i], want, 1e-6);
+    }
+    free(eps);
+    teardown(&f);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("gradients");
+    tcase_add_loop_test(tc, classification_gradient, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, reinforce_through_core_gradient, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, reinforce_detached_gradient, 0, N_CONFIGS);
+    tcase_add_test(tc, sample_mode_locations);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
