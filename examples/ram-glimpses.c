@@ -341,7 +341,14 @@ static void png_warning_fn(png_structp png, png_const_charp msg) {
  * setjmp or is volatile. */
 static int write_png(const char *path, const canvas *c) {
     png_ctx ctx = {{0}};
-    FILE *f = fopen(path, "wb");
+    /* Remember whether we created the file: a failed write then deletes only
+     * our own partial file, never something like /dev/full. */
+    volatile int created = 1; /* volatile: read after longjmp */
+    FILE *f = fopen(path, "wbx");
+    if (!f && errno == EEXIST) {
+        created = 0;
+        f = fopen(path, "wb");
+    }
     if (!f) {
         fprintf(stderr, "ram-glimpses: cannot create %s: %s\n", path, strerror(errno));
         return -1;
@@ -353,7 +360,7 @@ static int write_png(const char *path, const canvas *c) {
         fprintf(stderr, "ram-glimpses: libpng: out of memory\n");
         png_destroy_write_struct(&png, &info);
         fclose(f);
-        remove(path);
+        if (created) remove(path);
         return -1;
     }
     if (setjmp(png_jmpbuf(png))) {
@@ -361,7 +368,7 @@ static int write_png(const char *path, const canvas *c) {
                 ctx.msg[0] ? ctx.msg : "unknown error");
         png_destroy_write_struct(&png, &info);
         fclose(f);
-        remove(path);
+        if (created) remove(path);
         return -1;
     }
     png_init_io(png, f);
@@ -381,7 +388,7 @@ static int write_png(const char *path, const canvas *c) {
     if (fclose(f) != 0) bad = 1;
     if (bad) {
         fprintf(stderr, "ram-glimpses: writing %s: %s\n", path, strerror(errno));
-        remove(path);
+        if (created) remove(path);
         return -1;
     }
     return 0;
@@ -507,7 +514,7 @@ static int render(const figure *fg, canvas *c) {
             draw_disc(c, cx[t], cy[t], 3.0f, step_colour(t), 1.0f);
         }
         for (int t = 0; t < fg->steps; t++) {
-            char s[8];
+            char s[16];
             snprintf(s, sizeof s, "%d", t + 1);
             int fs = S >= 8 ? 2 : 1; /* numbers grow with the figure */
             draw_text(c, (int)cx[t] + 5, (int)cy[t] - 5 - 7 * fs, s, fs, step_colour(t), 1, WHITE);

@@ -5,6 +5,7 @@
  * live progress line and one line per epoch, and can log epochs as CSV for
  * plotting.  Uses only the public header. */
 #define _POSIX_C_SOURCE 200809L
+#include "datasets.h"
 #include "idx.h"
 
 #include <ram/ram.h>
@@ -19,6 +20,7 @@
 
 typedef struct options {
     const char *data, *out, *checkpoint, *resume, *log;
+    dataset_kind dataset;
     int epochs, batch, threads, val, train_limit, decay_epochs, quiet;
     double time_budget;
     uint64_t seed;
@@ -45,6 +47,8 @@ static void usage(FILE *f) {
             "usage: ram-train [options]\n"
             "data and run:\n"
             "  --data DIR            directory with the four MNIST IDX files (data/mnist)\n"
+            "  --dataset NAME        mnist, translated60, cluttered60 or cluttered100 (mnist);\n"
+            "                        training images are placed afresh every epoch\n"
             "  --epochs N            epochs (100)            --batch N      batch size (64)\n"
             "  --seed N              seed of init, sampling and shuffling (1)\n"
             "  --threads N           worker threads (2)      --val N        validation images (10000)\n"
@@ -136,6 +140,12 @@ static int parse(int argc, char **argv, options *o) {
         } else if (FLAG("--data")) {
             NEED();
             o->data = v;
+        } else if (FLAG("--dataset")) {
+            NEED();
+            if (dataset_parse(v, &o->dataset)) {
+                fprintf(stderr, "ram-train: unknown dataset '%s'\n", v);
+                return -1;
+            }
         } else if (FLAG("--out")) {
             NEED();
             o->out = v;
@@ -261,7 +271,7 @@ int main(int argc, char **argv) {
 
     float *images = NULL;
     int *labels = NULL, *perm = NULL, *batch_labels = NULL, n_all, h, w, rc = 1;
-    float *batch_images = NULL;
+    float *batch_images = NULL, *val_images = NULL;
     ram_model *model = NULL;
     ram_policy *policy = NULL;
     ram_trainer *trainer = NULL;
@@ -276,11 +286,20 @@ int main(int argc, char **argv) {
         goto fail;
     }
     if (o.train_limit > 0 && o.train_limit < n_train) n_train = o.train_limit;
-    /* Validation = the last `val` training images, as in the Torch recipe. */
-    const float *val_images = images + (size_t)(n_all - o.val) * h * w;
+    /* Validation = the last `val` training images, as in the Torch recipe,
+     * placed once with a fixed seed; training images are placed per batch. */
+    const int side = dataset_side(o.dataset), pixels = side * side;
     const int *val_labels = labels + (n_all - o.val);
-    o.mp.height = h;
-    o.mp.width = w;
+    val_images = malloc(sizeof(float) * o.val * pixels);
+    if (!val_images) {
+        fprintf(stderr, "ram-train: out of memory\n");
+        goto fail;
+    }
+    for (int i = 0; i < o.val; i++)
+        dataset_make(o.dataset, images, n_all, n_all - o.val + i, DATASET_VAL_SEED,
+                     val_images + (size_t)i * pixels);
+    o.mp.height = side;
+    o.mp.width = side;
     o.mp.channels = 1;
 
     TRY(ram_model_create(&o.mp, &model));
@@ -302,9 +321,10 @@ int main(int argc, char **argv) {
                 o.resume, st.epoch, 100 * st.best_val);
     }
     fprintf(stderr,
-            "libram %s: %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / %d "
-            "validation images, batch %d, %d threads\n",
-            ram_version_string(), ram_model_param_count(model), o.mp.glimpses,
+            "libram %s: %s %dx%d, %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / "
+            "%d validation images, batch %d, %d threads\n",
+            ram_version_string(), dataset_name(o.dataset), side, side,
+            ram_model_param_count(model), o.mp.glimpses,
             o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
             o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val, o.batch, o.threads);
     if (o.log) {
@@ -317,7 +337,7 @@ int main(int argc, char **argv) {
             fprintf(log, "epoch,seconds,train_error,val_error,lr,nll,reward,baseline\n");
     }
     perm = malloc(sizeof(int) * n_train);
-    batch_images = malloc(sizeof(float) * o.batch * h * w);
+    batch_images = malloc(sizeof(float) * o.batch * pixels);
     batch_labels = malloc(sizeof(int) * o.batch);
     if (!perm || !batch_images || !batch_labels) {
         fprintf(stderr, "ram-train: out of memory\n");
@@ -334,8 +354,9 @@ int main(int argc, char **argv) {
             int n = (int)(b + 1 < steps_per_epoch ? o.batch : n_train - b * o.batch);
             for (int i = 0; i < n; i++) {
                 int k = perm[b * o.batch + i];
-                memcpy(batch_images + (size_t)i * h * w, images + (size_t)k * h * w,
-                       sizeof(float) * h * w);
+                /* Clutter comes from training digits only (not validation). */
+                dataset_make(o.dataset, images, n_all - o.val, k, o.seed * 1000003u + st.epoch,
+                             batch_images + (size_t)i * pixels);
                 batch_labels[i] = labels[k];
             }
             TRY(ram_trainer_train_batch(trainer, batch_images, batch_labels, n, &s));
@@ -399,6 +420,7 @@ fail:
     free(labels);
     free(perm);
     free(batch_images);
+    free(val_images);
     free(batch_labels);
     return rc;
 }

