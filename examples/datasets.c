@@ -1,6 +1,7 @@
 /* Deterministic translated and cluttered MNIST (see datasets.h). */
 #include "datasets.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -25,6 +26,21 @@ int dataset_parse(const char *name, dataset_kind *kind) {
 const char *dataset_name(dataset_kind kind) { return table[kind].name; }
 int dataset_side(dataset_kind kind) { return table[kind].side; }
 int dataset_pieces(dataset_kind kind) { return table[kind].pieces; }
+
+int dataset_names_for_side(int side, char *buf, size_t len) {
+    int found = 0;
+    size_t used = 0;
+    if (len) buf[0] = '\0';
+    for (int k = 0; k < (int)(sizeof table / sizeof *table); k++) {
+        if (table[k].side != side) continue;
+        if (len > used) {
+            int w = snprintf(buf + used, len - used, "%s%s", found ? " or " : "", table[k].name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        found++;
+    }
+    return found;
+}
 
 /* splitmix64: a tiny, well-mixed generator; one stream per image. */
 static uint64_t next(uint64_t *s) {

@@ -15,6 +15,7 @@
 #ifndef RAM_EXAMPLES_DATASETS_H
 #define RAM_EXAMPLES_DATASETS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum dataset_kind {
@@ -35,6 +36,13 @@ const char *dataset_name(dataset_kind kind);
 /* Side of the square canvas (28, 60 or 100) and number of clutter pieces. */
 int dataset_side(dataset_kind kind);
 int dataset_pieces(dataset_kind kind);
+
+/*
+ * Write the names of the data sets whose canvas is side x side into buf as
+ * "translated60 or cluttered60" (for error messages that say which --dataset a
+ * model was trained on).  Returns how many match; buf is "" when none does.
+ */
+int dataset_names_for_side(int side, char *buf, size_t len);
 
 /*
  * Make image `index` of a set: digit `index` of `digits` (n x 28 x 28) placed

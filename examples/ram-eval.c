@@ -1,15 +1,17 @@
 /*
- * ram-eval: test error of a saved RAM model on MNIST (t10k by default).
+ * ram-eval: test error of a saved RAM model on MNIST (t10k by default), or on
+ * the translated and cluttered test sets made from it (examples/datasets.h).
  *
- *   ram-eval --model FILE --data DIR [--policy mean|sampled|random|center]
- *            [--sampled] [--seed N] [--batch N] [--threads N] [--split NAME]
- *            [--limit N] [--json]
+ *   ram-eval --model FILE --data DIR [--dataset NAME]
+ *            [--policy mean|sampled|random|center] [--sampled] [--seed N]
+ *            [--batch N] [--threads N] [--split NAME] [--limit N] [--json]
  *
  * Shows how to share one read-only ram_model between threads, each with its
  * own ram_state (and its own ram_policy when locations are random).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
+#include "datasets.h"
 #include "idx.h"
 
 #include <ram/ram.h>
@@ -29,18 +31,25 @@ static const char *const source_names[] = {"mean", "sampled", "random", "center"
 
 typedef struct options {
     const char *model, *data, *split;
+    dataset_kind dataset;
     ram_loc_source source;
     uint64_t seed;
     int batch, threads, limit, json;
 } options;
 
 /* Everything a worker needs; workers share the model, images and results
- * arrays but write disjoint parts of `pred`. */
+ * arrays but write disjoint parts of `pred`.  For a translated or cluttered
+ * set each worker places its own batches from the digits: dataset_make() is
+ * pure, and this keeps memory at one batch per thread instead of the whole
+ * set (400 MB for cluttered100). */
 typedef struct job {
     const ram_model *model;
-    const float *images;
+    const float *images; /* the images, or the 28 x 28 digits to place */
     int *pred;
     int n, batch, pixels;
+    dataset_kind dataset;
+    int n_digits;       /* digits clutter is drawn from (the whole split) */
+    uint64_t data_seed; /* DATASET_TEST_SEED or DATASET_VAL_SEED */
     ram_loc_source source;
     uint64_t seed;
     int index, stride; /* this worker takes batches index, index+stride, ... */
@@ -56,6 +65,9 @@ static void usage(FILE *f) {
                "\n"
                "  --model FILE      model or checkpoint saved by libram\n"
                "  --data DIR        directory with the MNIST IDX files\n"
+               "  --dataset NAME    mnist (default), translated60, cluttered60 or\n"
+               "                    cluttered100: the fixed test set made from the t10k\n"
+               "                    digits (see docs/datasets.md); must match the model\n"
                "  --policy P        where glimpses go: mean (default: the policy mean,\n"
                "                    deterministic), sampled (from the Gaussian policy),\n"
                "                    random (uniform, ablation), center (ablation)\n"
@@ -63,7 +75,11 @@ static void usage(FILE *f) {
                "  --seed N          seed for sampled/random locations (1)\n"
                "  --batch N         images per ram_model_classify call (100)\n"
                "  --threads N       worker threads, each with its own ram_state (1)\n"
-               "  --split NAME      data split to evaluate: t10k (default) or train\n"
+               "  --split NAME      data split to evaluate: t10k (default) or train.  With\n"
+               "                    --dataset mnist, any DIR/NAME-*-ubyte pair (e.g. one\n"
+               "                    exported by ram-data); with another set, train places\n"
+               "                    all 60000 digits as ram-train places its validation\n"
+               "                    images (whose set is the last --val of them)\n"
                "  --limit N         evaluate only the first N images\n"
                "  --json            print one JSON object and nothing else\n"
                "  -h, --help        show this help\n");
@@ -110,6 +126,13 @@ static int parse_args(int argc, char **argv, options *o) {
             o->data = argv[++i];
         } else if (!strcmp(a, "--split")) {
             o->split = argv[++i];
+        } else if (!strcmp(a, "--dataset")) {
+            const char *name = argv[++i];
+            if (dataset_parse(name, &o->dataset) != 0) {
+                fprintf(stderr, "ram-eval: unknown --dataset '%s' (mnist, translated60, "
+                                "cluttered60 or cluttered100)\n", name);
+                return -1;
+            }
         } else if (!strcmp(a, "--policy")) {
             const char *p = argv[++i];
             int k = 0;
@@ -150,6 +173,13 @@ static int parse_args(int argc, char **argv, options *o) {
         fprintf(stderr, "ram-eval: --model and --data are required (see --help)\n");
         return -1;
     }
+    /* The placement seed belongs to the split: only these two are defined. */
+    if (o->dataset != DATASET_MNIST && strcmp(o->split, "t10k") != 0 &&
+        strcmp(o->split, "train") != 0) {
+        fprintf(stderr, "ram-eval: --dataset %s needs --split t10k or train\n",
+                dataset_name(o->dataset));
+        return -1;
+    }
     return 0;
 }
 
@@ -165,9 +195,20 @@ static void *run_job(void *arg) {
     job *j = arg;
     ram_state *st = NULL;
     ram_policy *pol = NULL;
+    float *placed = NULL;
+    if (j->dataset != DATASET_MNIST) {
+        placed = malloc((size_t)j->batch * (size_t)j->pixels * sizeof *placed);
+        if (!placed) {
+            j->status = RAM_ERR_OUT_OF_MEMORY;
+            snprintf(j->error, sizeof j->error, "out of memory for a batch of %d images",
+                     j->batch);
+            return NULL;
+        }
+    }
     ram_status s = ram_state_create(j->model, j->batch, &st);
     if (s != RAM_OK) {
         job_fail(j, s, "ram_state_create");
+        free(placed);
         return NULL;
     }
     if (j->source == RAM_LOCS_SAMPLED || j->source == RAM_LOCS_RANDOM) {
@@ -178,6 +219,7 @@ static void *run_job(void *arg) {
         if (s != RAM_OK) {
             job_fail(j, s, "ram_policy_create");
             ram_state_free(st);
+            free(placed);
             return NULL;
         }
     }
@@ -185,7 +227,14 @@ static void *run_job(void *arg) {
     for (int b = j->index; b < nbatches; b += j->stride) {
         int first = b * j->batch;
         int count = j->n - first < j->batch ? j->n - first : j->batch;
-        const float *img = j->images + (size_t)first * (size_t)j->pixels;
+        const float *img = placed;
+        if (placed) {
+            for (int i = 0; i < count; i++)
+                dataset_make(j->dataset, j->images, j->n_digits, first + i, j->data_seed,
+                             placed + (size_t)i * (size_t)j->pixels);
+        } else {
+            img = j->images + (size_t)first * (size_t)j->pixels;
+        }
         if (j->source == RAM_LOCS_MEAN) {
             s = ram_model_classify(j->model, st, img, count, j->pred + first, NULL, NULL);
         } else {
@@ -203,6 +252,7 @@ static void *run_job(void *arg) {
     }
     ram_policy_free(pol);
     ram_state_free(st);
+    free(placed);
     return NULL;
 }
 
@@ -260,10 +310,26 @@ int main(int argc, char **argv) {
             fprintf(stderr, "ram-eval: (scripts/fetch-mnist.sh downloads MNIST)\n");
         goto done;
     }
+    const int n_digits = n; /* clutter comes from the whole split, even with --limit */
+    if (o.dataset != DATASET_MNIST) {
+        if (h != 28 || w != 28) {
+            fprintf(stderr, "ram-eval: --dataset %s is made from 28 x 28 digits but %s/%s has "
+                            "%d x %d images\n",
+                    dataset_name(o.dataset), o.data, o.split, h, w);
+            goto done;
+        }
+        h = w = dataset_side(o.dataset);
+    }
     if (mp.channels != 1 || mp.height != h || mp.width != w) {
-        fprintf(stderr,
-                "ram-eval: model %s expects %d x %d x %d images but %s/%s has 1 x %d x %d\n",
-                o.model, mp.channels, mp.height, mp.width, o.data, o.split, h, w);
+        char names[128];
+        fprintf(stderr, "ram-eval: model %s expects %d x %d x %d images but --dataset %s gives "
+                        "1 x %d x %d",
+                o.model, mp.channels, mp.height, mp.width, dataset_name(o.dataset), h, w);
+        if (mp.channels == 1 && mp.height == mp.width &&
+            dataset_names_for_side(mp.height, names, sizeof names) > 0)
+            fprintf(stderr, ": use --dataset %s\n", names);
+        else
+            fprintf(stderr, " (%s/%s)\n", o.data, o.split);
         goto done;
     }
     if (o.limit > 0 && o.limit < n) n = o.limit;
@@ -295,6 +361,10 @@ int main(int argc, char **argv) {
                         .n = n,
                         .batch = o.batch,
                         .pixels = h * w,
+                        .dataset = o.dataset,
+                        .n_digits = n_digits,
+                        .data_seed = strcmp(o.split, "train") == 0 ? DATASET_VAL_SEED
+                                                                   : DATASET_TEST_SEED,
                         .source = o.source,
                         .seed = o.seed,
                         .index = t,
@@ -332,15 +402,16 @@ int main(int argc, char **argv) {
 
     if (o.json) {
         printf("{\"test_error\": %.6f, \"n\": %d, \"errors\": %ld, \"glimpses\": %d, "
-               "\"policy\": \"%s\", \"model\": ",
-               error, n, errors, mp.glimpses, source_names[o.source]);
+               "\"policy\": \"%s\", \"dataset\": \"%s\", \"model\": ",
+               error, n, errors, mp.glimpses, source_names[o.source], dataset_name(o.dataset));
         json_string(o.model);
         printf(", \"seconds\": %.3f}\n", seconds);
     } else {
         printf("model:      %s (%d glimpses, %dx%d retina x%d scale%s, %s core)\n", o.model,
                mp.glimpses, mp.glimpse.patch, mp.glimpse.patch, mp.glimpse.depth,
                mp.glimpse.depth == 1 ? "" : "s", mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN");
-        printf("data:       %s/%s, %d images %dx%d\n", o.data, o.split, n, h, w);
+        printf("data:       %s, %s/%s, %d images %dx%d\n", dataset_name(o.dataset), o.data,
+               o.split, n, h, w);
         printf("locations:  %s", source_names[o.source]);
         if (o.source == RAM_LOCS_SAMPLED || o.source == RAM_LOCS_RANDOM)
             printf(" (seed %llu)", (unsigned long long)o.seed);

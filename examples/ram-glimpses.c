@@ -1,9 +1,9 @@
 /*
  * ram-glimpses: draw where a trained RAM model looks, as a PNG figure.
  *
- *   ram-glimpses --model FILE --data DIR --out FILE.png [--count 8] [--first K]
- *                [--scale 4] [--errors] [--policy mean|sampled|random|center]
- *                [--seed N] [--split NAME]
+ *   ram-glimpses --model FILE --data DIR --out FILE.png [--dataset NAME]
+ *                [--count 8] [--first K] [--scale 4] [--errors]
+ *                [--policy mean|sampled|random|center] [--seed N] [--split NAME]
  *
  * One row per test digit: the digit with every glimpse's squares (one colour
  * per step, the path joining the centres), then one tile per step with what
@@ -13,6 +13,7 @@
  * Uses only the public API: ram_model_classify()'s `locs` output and
  * ram_glimpse_extract() with the model's own retina parameters.
  */
+#include "datasets.h"
 #include "idx.h"
 
 #include <ram/ram.h>
@@ -33,6 +34,7 @@ static const char *const source_names[] = {"mean", "sampled", "random", "center"
 
 typedef struct options {
     const char *model, *data, *out, *split;
+    dataset_kind dataset;
     int count, first, scale, errors_only;
     ram_loc_source source;
     uint64_t seed;
@@ -46,13 +48,16 @@ static void usage(FILE *f) {
                "  --model FILE      model or checkpoint saved by libram\n"
                "  --data DIR        directory with the MNIST IDX files\n"
                "  --out FILE.png    output image\n"
+               "  --dataset NAME    mnist (default), translated60, cluttered60 or\n"
+               "                    cluttered100: the fixed test set made from the t10k\n"
+               "                    digits (as ram-eval); must match the model\n"
                "  --count N         number of digits, one row each (8)\n"
                "  --first K         index of the first digit (0)\n"
                "  --scale S         display pixels per image pixel (4)\n"
                "  --errors          show only misclassified digits (from --first on)\n"
                "  --policy P        mean (default), sampled, random or center locations\n"
                "  --seed N          seed for sampled/random locations (1)\n"
-               "  --split NAME      t10k (default) or train\n"
+               "  --split NAME      t10k (default) or train (as ram-eval --split)\n"
                "  -h, --help        show this help\n");
 }
 
@@ -90,6 +95,13 @@ static int parse_args(int argc, char **argv, options *o) {
             o->out = argv[++i];
         } else if (!strcmp(a, "--split")) {
             o->split = argv[++i];
+        } else if (!strcmp(a, "--dataset")) {
+            const char *name = argv[++i];
+            if (dataset_parse(name, &o->dataset) != 0) {
+                fprintf(stderr, "ram-glimpses: unknown --dataset '%s' (mnist, translated60, "
+                                "cluttered60 or cluttered100)\n", name);
+                return -1;
+            }
         } else if (!strcmp(a, "--policy")) {
             const char *p = argv[++i];
             int k = 0;
@@ -120,6 +132,13 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (!o->model || !o->data || !o->out) {
         fprintf(stderr, "ram-glimpses: --model, --data and --out are required (see --help)\n");
+        return -1;
+    }
+    /* The placement seed belongs to the split: only these two are defined. */
+    if (o->dataset != DATASET_MNIST && strcmp(o->split, "t10k") != 0 &&
+        strcmp(o->split, "train") != 0) {
+        fprintf(stderr, "ram-glimpses: --dataset %s needs --split t10k or train\n",
+                dataset_name(o->dataset));
         return -1;
     }
     return 0;
@@ -583,6 +602,28 @@ static void report(const char *what, ram_status s) {
     fprintf(stderr, "ram-glimpses: %s: %s (%s)\n", what, ram_last_error(), ram_status_string(s));
 }
 
+/* Where the images come from: a loaded IDX split as it is (mnist), or its 28 x
+ * 28 digits placed on a canvas by dataset_make(), made only for the images
+ * needed (the whole cluttered100 test set would take 400 MB). */
+typedef struct source {
+    dataset_kind kind;
+    const float *digits; /* n x pixels (mnist) or n x 28 x 28 */
+    int n;
+    uint64_t seed;
+    size_t pixels; /* of one output image */
+} source;
+
+/* Images first..first+count-1 of the set into out. */
+static void fetch(const source *src, int first, int count, float *out) {
+    for (int i = 0; i < count; i++) {
+        float *dst = out + (size_t)i * src->pixels;
+        if (src->kind == DATASET_MNIST)
+            memcpy(dst, src->digits + (size_t)(first + i) * src->pixels, src->pixels * sizeof *dst);
+        else
+            dataset_make(src->kind, src->digits, src->n, first + i, src->seed, dst);
+    }
+}
+
 /* Classify n images with the chosen location source. */
 static ram_status classify(const options *o, const ram_model *m, ram_state *st, ram_policy *pol,
                            const float *img, int n, int *labels, float *probs, float *locs) {
@@ -600,6 +641,7 @@ int main(int argc, char **argv) {
     ram_policy *pol = NULL;
     ram_glimpse *g = NULL;
     float *images = NULL, *sel = NULL, *probs = NULL, *locs = NULL, *glimpses = NULL;
+    float *batch = NULL;
     int *labels = NULL, *truth = NULL, *pred = NULL, *index = NULL;
     canvas cv = {0};
     ram_status s;
@@ -631,11 +673,25 @@ int main(int argc, char **argv) {
             fprintf(stderr, "ram-glimpses: (scripts/fetch-mnist.sh downloads MNIST)\n");
         goto done;
     }
+    if (o.dataset != DATASET_MNIST) {
+        if (h != 28 || w != 28) {
+            fprintf(stderr, "ram-glimpses: --dataset %s is made from 28 x 28 digits but %s/%s "
+                            "has %d x %d images\n",
+                    dataset_name(o.dataset), o.data, o.split, h, w);
+            goto done;
+        }
+        h = w = dataset_side(o.dataset);
+    }
     if (mp.channels != 1 || mp.height != h || mp.width != w) {
-        fprintf(stderr,
-                "ram-glimpses: model %s expects %d x %d x %d images but %s/%s has "
-                "1 x %d x %d\n",
-                o.model, mp.channels, mp.height, mp.width, o.data, o.split, h, w);
+        char names[128];
+        fprintf(stderr, "ram-glimpses: model %s expects %d x %d x %d images but --dataset %s "
+                        "gives 1 x %d x %d",
+                o.model, mp.channels, mp.height, mp.width, dataset_name(o.dataset), h, w);
+        if (mp.channels == 1 && mp.height == mp.width &&
+            dataset_names_for_side(mp.height, names, sizeof names) > 0)
+            fprintf(stderr, ": use --dataset %s\n", names);
+        else
+            fprintf(stderr, " (%s/%s)\n", o.data, o.split);
         goto done;
     }
     if (o.first >= n) {
@@ -646,6 +702,12 @@ int main(int argc, char **argv) {
 
     const int T = mp.glimpses, C = mp.classes;
     const size_t pixels = (size_t)h * (size_t)w;
+    const source src = {.kind = o.dataset,
+                        .digits = images,
+                        .n = n,
+                        .seed = strcmp(o.split, "train") == 0 ? DATASET_VAL_SEED
+                                                              : DATASET_TEST_SEED,
+                        .pixels = pixels};
     const int chunk = 100; /* batch for the --errors search */
     int count = o.count;
     if (!o.errors_only && count > n - o.first) count = n - o.first;
@@ -670,7 +732,8 @@ int main(int argc, char **argv) {
     index = malloc((size_t)count * sizeof *index);
     probs = malloc((size_t)cap * (size_t)C * sizeof *probs);
     locs = malloc((size_t)cap * (size_t)T * 2 * sizeof *locs);
-    if (!sel || !truth || !pred || !index || !probs || !locs) {
+    if (o.errors_only) batch = malloc((size_t)chunk * pixels * sizeof *batch);
+    if (!sel || !truth || !pred || !index || !probs || !locs || (o.errors_only && !batch)) {
         fprintf(stderr, "ram-glimpses: out of memory\n");
         goto done;
     }
@@ -684,7 +747,8 @@ int main(int argc, char **argv) {
     } else {
         for (int b = o.first; b < n && rows < count; b += chunk) {
             int k = n - b < chunk ? n - b : chunk;
-            s = classify(&o, model, st, pol, images + (size_t)b * pixels, k, pred, NULL, NULL);
+            fetch(&src, b, k, batch);
+            s = classify(&o, model, st, pol, batch, k, pred, NULL, NULL);
             if (s != RAM_OK) {
                 report("classify", s);
                 goto done;
@@ -698,7 +762,7 @@ int main(int argc, char **argv) {
         }
     }
     for (int i = 0; i < rows; i++) {
-        memcpy(sel + (size_t)i * pixels, images + (size_t)index[i] * pixels, pixels * sizeof *sel);
+        fetch(&src, index[i], 1, sel + (size_t)i * pixels);
         truth[i] = labels[index[i]];
     }
     if (pol) ram_policy_seed(pol, o.seed); /* the figure does not depend on --errors' search */
@@ -755,14 +819,15 @@ int main(int argc, char **argv) {
     int wrong = 0;
     for (int i = 0; i < rows; i++)
         wrong += pred[i] != truth[i];
-    printf("ram-glimpses: wrote %s (%d x %d): %d digit%s from #%d, %d misclassified, %d "
+    printf("ram-glimpses: wrote %s (%d x %d): %d %s image%s from #%d, %d misclassified, %d "
            "glimpses, %s locations\n",
-           o.out, cv.w, cv.h, rows, rows == 1 ? "" : "s", index[0], wrong, T,
-           source_names[o.source]);
+           o.out, cv.w, cv.h, rows, dataset_name(o.dataset), rows == 1 ? "" : "s", index[0],
+           wrong, T, source_names[o.source]);
     rc = 0;
 
 done:
     free(cv.px);
+    free(batch);
     free(glimpses);
     free(locs);
     free(probs);

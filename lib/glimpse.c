@@ -5,13 +5,22 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-void ram_glimpse_params_init(ram_glimpse_params *p) {
-    if (!p) return;
+static void glimpse_defaults(ram_glimpse_params *p) {
     p->struct_size = sizeof *p;
     p->patch = 8;
     p->depth = 1;
     p->scale = 2.0f;
+}
+
+void ram_glimpse_params_init_sized(ram_glimpse_params *p, size_t size) {
+    if (!p || size < sizeof(size_t)) return;
+    ram_glimpse_params d;
+    glimpse_defaults(&d);
+    if (size > sizeof d) size = sizeof d; /* a newer caller: we fill what we know */
+    d.struct_size = size;
+    memcpy(p, &d, size);
 }
 
 ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *user) {

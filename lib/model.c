@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ram_model_params_init(ram_model_params *p) {
-    if (!p) return;
+static void model_defaults(ram_model_params *p) {
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
     p->channels = 1;
@@ -29,6 +28,15 @@ void ram_model_params_init(ram_model_params *p) {
     p->loc_range_pixels = 13.0f;
     p->init_scale = 0.1f;
     p->seed = 1;
+}
+
+void ram_model_params_init_sized(ram_model_params *p, size_t size) {
+    if (!p || size < sizeof(size_t)) return;
+    ram_model_params d;
+    model_defaults(&d);
+    if (size > sizeof d) size = sizeof d; /* a newer caller: we fill what we know */
+    d.struct_size = size;
+    memcpy(p, &d, size);
 }
 
 #define CHECK_RANGE(v, lo, hi)                                                                     \

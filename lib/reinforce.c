@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ram_policy_params_init(ram_policy_params *p) {
-    if (!p) return;
+static void policy_defaults(ram_policy_params *p) {
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
     p->std = 0.0f;
@@ -18,6 +17,15 @@ void ram_policy_params_init(ram_policy_params *p) {
     p->discount = 1.0f;
     p->detach_core = 1;
     p->seed = 1;
+}
+
+void ram_policy_params_init_sized(ram_policy_params *p, size_t size) {
+    if (!p || size < sizeof(size_t)) return;
+    ram_policy_params d;
+    policy_defaults(&d);
+    if (size > sizeof d) size = sizeof d; /* a newer caller: we fill what we know */
+    d.struct_size = size;
+    memcpy(p, &d, size);
 }
 
 ram_status ram_policy_create(const ram_policy_params *user, const ram_model *m, ram_policy **out) {

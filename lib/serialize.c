@@ -260,7 +260,7 @@ ram_status ram_file_read(const char *path, unsigned char **data, size_t *len) {
     for (;;) {
         size_t at = r.pos;
         uint32_t tag = ram_rd_u32(&r);
-        ram_rd_u32(&r);
+        uint32_t reserved = ram_rd_u32(&r);
         uint64_t clen = ram_rd_u64(&r);
         if (r.bad || clen > r.len - r.pos) {
             free(d);
@@ -268,7 +268,8 @@ ram_status ram_file_read(const char *path, unsigned char **data, size_t *len) {
                             path, at);
         }
         if (tag == TAG_END) {
-            if (clen != 4 || r.pos + 4 != n) {
+            /* The END header is outside the CRC, so check all of it here. */
+            if (clen != 4 || reserved != 0 || r.pos + 4 != n) {
                 free(d);
                 return ram_fail(RAM_ERR_CORRUPT, "%s: malformed end chunk at byte %zu", path, at);
             }

@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ram_trainer_params_init(ram_trainer_params *p) {
-    if (!p) return;
+static void trainer_defaults(ram_trainer_params *p) {
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
     p->optimizer = RAM_OPT_ADAM;
@@ -25,6 +24,15 @@ void ram_trainer_params_init(ram_trainer_params *p) {
     p->clip_norm = 5.0f;
     p->max_batch = 128;
     p->threads = 1;
+}
+
+void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size) {
+    if (!p || size < sizeof(size_t)) return;
+    ram_trainer_params d;
+    trainer_defaults(&d);
+    if (size > sizeof d) size = sizeof d; /* a newer caller: we fill what we know */
+    d.struct_size = size;
+    memcpy(p, &d, size);
 }
 
 /* What one worker computes on its slice of the batch. */

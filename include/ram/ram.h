@@ -8,9 +8,14 @@
  *   Versions with the same RAM_VERSION_MAJOR (and, while MAJOR is 0, the same
  *   SOVERSION of libram.so) are ABI compatible: status values never change,
  *   functions are never removed, and params structs only grow at their end.
- *   Every params struct starts with `struct_size`, which its *_init() function
- *   sets to the size the caller was compiled with; the library reads only that
- *   many bytes and uses defaults for fields added later.
+ *   Every params struct starts with `struct_size`.  The ram_X_params_init(p)
+ *   macros pass the size of the struct the caller was compiled with to
+ *   ram_X_params_init_sized(), which fills only that many bytes; every
+ *   function taking params reads only struct_size bytes and uses defaults for
+ *   fields added later.  (Bindings from other languages call the _sized
+ *   functions with the size of their own struct.)  The `glimpse` member
+ *   embedded in ram_model_params keeps its 0.1 layout for the whole major
+ *   version; new retina fields will be appended to ram_model_params itself.
  *
  * Errors
  *   Every function that can fail returns a ram_status.  RAM_OK is 0.  On
@@ -110,7 +115,8 @@ typedef struct ram_glimpse_params {
 } ram_glimpse_params;
 
 /** Fill `p` with defaults: the paper's MNIST retina (8x8, 1 scale, factor 2). */
-RAM_API void ram_glimpse_params_init(ram_glimpse_params *p);
+RAM_API void ram_glimpse_params_init_sized(ram_glimpse_params *p, size_t size);
+#define ram_glimpse_params_init(p) ram_glimpse_params_init_sized((p), sizeof *(p))
 /** Create a sensor.  Errors: INVALID_ARGUMENT (patch < 1, depth < 1 or > 16,
  *  scale < 1 or not finite), OUT_OF_MEMORY. */
 RAM_API ram_status ram_glimpse_create(const ram_glimpse_params *p, ram_glimpse **out);
@@ -182,7 +188,8 @@ typedef struct ram_model_params {
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
  *  one scale, 6 glimpses, h_g = h_l = 128, g = h = 256, RNN core). */
-RAM_API void ram_model_params_init(ram_model_params *p);
+RAM_API void ram_model_params_init_sized(ram_model_params *p, size_t size);
+#define ram_model_params_init(p) ram_model_params_init_sized((p), sizeof *(p))
 /** Create a model with freshly initialised weights.  Errors: INVALID_ARGUMENT
  *  (any size < 1, glimpses > 64, loc_std <= 0 or not finite, ...),
  *  OUT_OF_MEMORY. */
@@ -265,7 +272,8 @@ typedef struct ram_policy_params {
     uint64_t seed; /**< sampling RNG seed (1) */
 } ram_policy_params;
 
-RAM_API void ram_policy_params_init(ram_policy_params *p);
+RAM_API void ram_policy_params_init_sized(ram_policy_params *p, size_t size);
+#define ram_policy_params_init(p) ram_policy_params_init_sized((p), sizeof *(p))
 /** Create a policy.  With a model, zero fields of `p` take the model's values;
  *  model may be NULL when std, hidden and steps are all given.  The policy
  *  does not keep `m`. */
@@ -342,7 +350,8 @@ typedef struct ram_train_stats {
     float lr;            /**< learning rate used for this step */
 } ram_train_stats;
 
-RAM_API void ram_trainer_params_init(ram_trainer_params *p);
+RAM_API void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size);
+#define ram_trainer_params_init(p) ram_trainer_params_init_sized((p), sizeof *(p))
 /**
  * Create a trainer for `m` with policy `pol`.  Both are borrowed: they must
  * outlive the trainer, and the trainer updates their weights in place.
