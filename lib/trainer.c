@@ -405,9 +405,8 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     if (nb) update(t, t->pol->bw, gb, nb, np, lr, scale);
     t->step++;
     if (stats) {
-        const int T_ = T;
         stats->nll = (float)(nll / n);
-        stats->baseline_mse = (float)(sse / ((double)n * T_));
+        stats->baseline_mse = (float)(sse / ((double)n * T));
         stats->reinforce = (float)(sur / n);
         stats->loss = stats->nll + stats->baseline_mse + stats->reinforce;
         stats->accuracy = (float)(correct / n);

@@ -360,15 +360,17 @@ END_TEST
 /* ---- params from older callers ---- */
 
 START_TEST(test_old_caller_params) {
-    /* A caller compiled when ram_model_params ended at `glimpses`: whatever
-     * lies beyond must not be read. */
+    /* A caller compiled when ram_model_params ended at `glimpses`: its init
+     * fills only that much, and create reads only that much; whatever lies
+     * beyond (here 0xff garbage) must be ignored. */
     ram_model_params p;
     memset(&p, 0xff, sizeof p);
-    ram_model_params init;
-    ram_model_params_init(&init);
     const size_t old = offsetof(ram_model_params, glimpses) + sizeof p.glimpses;
-    memcpy(&p, &init, old);
-    p.struct_size = old;
+    ram_model_params_init_sized(&p, old);
+    ck_assert_uint_eq(p.struct_size, old);
+    ck_assert_int_eq(p.glimpses, 6);
+    const unsigned char *beyond = (const unsigned char *)&p + old;
+    for (size_t i = 0; i < sizeof p - old; i++) ck_assert_uint_eq(beyond[i], 0xff);
     p.height = p.width = 16;
     p.core_hidden = 32;
     p.glimpses = 3;
@@ -405,7 +407,7 @@ START_TEST(test_old_caller_params) {
     ck_assert_int_eq(ram_policy_create(&pp, m, &pol), RAM_OK);
     ram_trainer_params tp;
     memset(&tp, 0xff, sizeof tp);
-    tp.struct_size = offsetof(ram_trainer_params, lr) + sizeof tp.lr;
+    ram_trainer_params_init_sized(&tp, offsetof(ram_trainer_params, lr) + sizeof tp.lr);
     tp.optimizer = RAM_OPT_SGD;
     tp.lr = 0.01f;
     ram_trainer *t = NULL;
@@ -419,6 +421,40 @@ START_TEST(test_old_caller_params) {
     ram_trainer_free(t);
     ram_policy_free(pol);
     ram_model_free(m);
+}
+END_TEST
+
+START_TEST(test_newer_caller_params) {
+    /* A caller compiled against a later libram with a longer struct: init
+     * fills the part this library knows and says so in struct_size; create
+     * accepts the longer struct (its unknown tail is ignored). */
+    struct {
+        ram_model_params p;
+        int future[4];
+    } big;
+    memset(&big, 0xee, sizeof big);
+    ram_model_params_init_sized(&big.p, sizeof big);
+    ck_assert_uint_eq(big.p.struct_size, sizeof big.p);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(big.future[i], (int)0xeeeeeeee);
+    big.p.struct_size = sizeof big;
+    big.p.height = big.p.width = 12;
+    big.p.glimpse.patch = 4;
+    ram_model *m = NULL;
+    ck_assert_int_eq(ram_model_create(&big.p, &m), RAM_OK);
+    ram_model_params got;
+    ram_model_params_init(&got);
+    ck_assert_int_eq(ram_model_get_params(m, &got), RAM_OK);
+    ck_assert_int_eq(got.height, 12);
+    ck_assert_int_eq(got.glimpse.patch, 4);
+    ram_model_free(m);
+
+    /* A size too small to hold struct_size: nothing is written. */
+    ram_model_params tiny;
+    memset(&tiny, 0x77, sizeof tiny);
+    ram_model_params_init_sized(&tiny, sizeof(size_t) - 1);
+    const unsigned char *b = (const unsigned char *)&tiny;
+    for (size_t i = 0; i < sizeof tiny; i++) ck_assert_uint_eq(b[i], 0x77);
+    ram_model_params_init_sized(NULL, sizeof tiny);
 }
 END_TEST
 
@@ -444,7 +480,7 @@ END_TEST
 
 /* ---- threads ---- */
 
-enum { TN = 32, TREPS = 6 };
+enum { TN = 32, TREPS = 20 };
 
 typedef struct {
     const ram_model *m;
@@ -516,6 +552,7 @@ static Suite *api_suite(void) {
     tcase_add_test(misuse, test_classify_misuse);
     tcase_add_test(misuse, test_trainer_misuse);
     tcase_add_test(misuse, test_old_caller_params);
+    tcase_add_test(misuse, test_newer_caller_params);
     suite_add_tcase(s, misuse);
     TCase *threads = tcase_create("threads");
     tcase_add_test(threads, test_classify_threads);

@@ -347,6 +347,9 @@ END_TEST
 /* Cap the address space (when no sanitizer reserves huge shadow memory) so
  * that an attempt to allocate what a hostile header claims would fail
  * loudly instead of quietly succeeding through overcommit. */
+static struct rlimit saved_limit;
+static int limited;
+
 static void limit_memory(void) {
 #if defined(__SANITIZE_ADDRESS__)
     return;
@@ -361,9 +364,17 @@ static void limit_memory(void) {
     if (fscanf(f, "%lu", &pages) != 1) pages = 0;
     fclose(f);
     if (!pages) return;
-    struct rlimit rl;
-    rl.rlim_cur = rl.rlim_max = (rlim_t)pages * sysconf(_SC_PAGESIZE) + (512UL << 20);
-    setrlimit(RLIMIT_AS, &rl);
+    if (getrlimit(RLIMIT_AS, &saved_limit) != 0) return;
+    struct rlimit rl = saved_limit;
+    rl.rlim_cur = (rlim_t)pages * sysconf(_SC_PAGESIZE) + (512UL << 20);
+    if (saved_limit.rlim_cur != RLIM_INFINITY && saved_limit.rlim_cur < rl.rlim_cur) return;
+    limited = setrlimit(RLIMIT_AS, &rl) == 0;
+}
+
+/* Lift the cap again (matters when CK_FORK=no runs every test in one process). */
+static void unlimit_memory(void) {
+    if (limited) setrlimit(RLIMIT_AS, &saved_limit);
+    limited = 0;
 }
 
 /* Write a model file whose ARCH says `p` and whose tensor table matches
@@ -443,6 +454,7 @@ START_TEST(test_absurd_sizes) {
     write_file(in_dir("longchunk.ram"), d, len);
     ck_assert_int_eq(load_fails(in_dir("longchunk.ram")), RAM_ERR_CORRUPT);
     free(d);
+    unlimit_memory();
     remove_dir();
 }
 END_TEST

@@ -1,0 +1,467 @@
+/* The trainer: a resumed checkpoint continues exactly as the uninterrupted
+ * run, thread counts change only the summation order, failed steps change
+ * nothing, evaluation agrees with classification, and the whole model
+ * learns where to look on a task that cannot be solved from the centre. */
+#include "internal.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint64_t lcg_state;
+static uint32_t lcg_u32(void) {
+    lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(lcg_state >> 33);
+}
+static float lcg_uniform(void) { return (float)(lcg_u32() >> 8) * (1.0f / 16777216.0f); }
+
+/* ---- a small model on synthetic data ---- */
+
+enum { SIDE = 12, IMG = SIDE * SIDE, NDATA = 48, BATCH = 16, NCLASS = 3 };
+
+typedef struct setup {
+    ram_model *m;
+    ram_policy *pol;
+    ram_trainer *t;
+} setup;
+
+static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type core) {
+    ram_model_params mp;
+    ram_model_params_init(&mp);
+    mp.height = mp.width = SIDE;
+    mp.glimpse.patch = 4;
+    mp.glimpse.depth = 2;
+    mp.glimpse_hidden = mp.loc_hidden = 8;
+    mp.glimpse_out = mp.core_hidden = 16;
+    mp.glimpses = 3;
+    mp.classes = NCLASS;
+    mp.core = core;
+    mp.seed = 5;
+    ck_assert_int_eq(ram_model_create(&mp, &s->m), RAM_OK);
+    ram_policy_params pp;
+    ram_policy_params_init(&pp);
+    pp.seed = 6;
+    ck_assert_int_eq(ram_policy_create(&pp, s->m, &s->pol), RAM_OK);
+    ram_trainer_params tp;
+    ram_trainer_params_init(&tp);
+    tp.optimizer = opt;
+    tp.lr = opt == RAM_OPT_SGD ? 0.05f : 3e-3f;
+    tp.lr_final = tp.lr / 10;
+    tp.decay_steps = 12; /* the lr depends on the restored step count */
+    tp.nesterov = 1;
+    tp.max_batch = BATCH;
+    tp.threads = threads;
+    ck_assert_int_eq(ram_trainer_create(s->m, s->pol, &tp, &s->t), RAM_OK);
+}
+
+static void free_setup(setup *s) {
+    ram_trainer_free(s->t);
+    ram_policy_free(s->pol);
+    ram_model_free(s->m);
+    memset(s, 0, sizeof *s);
+}
+
+/* Images whose class is the brightest third of the image, plus noise. */
+static float data[NDATA * IMG];
+static int labels[NDATA];
+
+static void make_data(void) {
+    lcg_state = 77;
+    for (int i = 0; i < NDATA; i++) {
+        labels[i] = (int)(lcg_u32() % NCLASS);
+        for (int p = 0; p < IMG; p++) {
+            int col = p % SIDE;
+            data[i * IMG + p] = 0.3f * lcg_uniform() + (col / 4 == labels[i] ? 0.7f : 0.0f);
+        }
+    }
+}
+
+/* One epoch-style step: shuffle with the trainer's RNG, train on the first
+ * BATCH of the permutation, as a real training loop would. */
+static void train_steps(setup *s, int steps) {
+    static float batch[BATCH * IMG];
+    int perm[NDATA], y[BATCH];
+    for (int k = 0; k < steps; k++) {
+        ck_assert_int_eq(ram_trainer_shuffle(s->t, perm, NDATA), RAM_OK);
+        for (int i = 0; i < BATCH; i++) {
+            memcpy(batch + i * IMG, data + perm[i] * IMG, sizeof(float) * IMG);
+            y[i] = labels[perm[i]];
+        }
+        ram_train_stats st;
+        ck_assert_int_eq(ram_trainer_train_batch(s->t, batch, y, BATCH, &st), RAM_OK);
+        ck_assert(isfinite(st.loss));
+    }
+}
+
+/* ---- (a) checkpoint resume ---- */
+
+START_TEST(test_resume_equals_uninterrupted) {
+    const int threads = 1 + _i % 2;
+    const ram_optimizer opt = _i / 2 % 2 ? RAM_OPT_ADAM : RAM_OPT_SGD;
+    const ram_core_type core = _i / 4 ? RAM_CORE_LSTM : RAM_CORE_RNN;
+    make_data();
+    char path[64];
+    snprintf(path, sizeof path, "check_trainer-%d-%ld.ckpt", _i, (long)getpid());
+
+    setup a;
+    make_setup(&a, threads, opt, core);
+    float *w0 = malloc(sizeof(float) * a.m->n_params);
+    memcpy(w0, a.m->w, sizeof(float) * a.m->n_params);
+    train_steps(&a, 10);
+    ck_assert_int_eq(ram_trainer_steps(a.t), 10);
+    int next_a[NDATA];
+    ck_assert_int_eq(ram_trainer_shuffle(a.t, next_a, NDATA), RAM_OK);
+
+    setup b;
+    make_setup(&b, threads, opt, core);
+    train_steps(&b, 5);
+    const long epoch = 5;
+    ck_assert_int_eq(ram_trainer_save_checkpoint(b.t, path, &epoch, sizeof epoch), RAM_OK);
+    free_setup(&b);
+
+    make_setup(&b, threads, opt, core);
+    long got = 0;
+    size_t got_len = 0;
+    ck_assert_int_eq(ram_trainer_load_checkpoint(b.t, path, &got, sizeof got, &got_len), RAM_OK);
+    ck_assert_int_eq(got, 5);
+    ck_assert_uint_eq(got_len, sizeof got);
+    ck_assert_int_eq(ram_trainer_steps(b.t), 5);
+    train_steps(&b, 5);
+    ck_assert_int_eq(ram_trainer_steps(b.t), 10);
+    int next_b[NDATA];
+    ck_assert_int_eq(ram_trainer_shuffle(b.t, next_b, NDATA), RAM_OK);
+
+    ck_assert_uint_eq(a.m->n_params, b.m->n_params);
+    ck_assert_mem_eq(a.m->w, b.m->w, sizeof(float) * a.m->n_params);
+    ck_assert_uint_eq(a.pol->n_bw, b.pol->n_bw);
+    ck_assert_mem_eq(a.pol->bw, b.pol->bw, sizeof(float) * a.pol->n_bw);
+    ck_assert_mem_eq(next_a, next_b, sizeof next_a);
+    /* ...and the run did train: otherwise equality would prove nothing. */
+    ck_assert_mem_ne(a.m->w, w0, sizeof(float) * a.m->n_params);
+    double moved = 0;
+    for (size_t i = 0; i < a.m->n_params; i++) moved = fmax(moved, fabs(a.m->w[i] - w0[i]));
+    ck_assert_double_gt(moved, 1e-3);
+
+    free(w0);
+    free_setup(&a);
+    free_setup(&b);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_checkpoint_mismatch) {
+    /* A checkpoint from another optimizer or architecture is refused and
+     * changes nothing. */
+    make_data();
+    char path[64];
+    snprintf(path, sizeof path, "check_trainer-mm-%ld.ckpt", (long)getpid());
+    setup a, b;
+    make_setup(&a, 1, RAM_OPT_SGD, RAM_CORE_RNN);
+    train_steps(&a, 2);
+    ck_assert_int_eq(ram_trainer_save_checkpoint(a.t, path, NULL, 0), RAM_OK);
+    make_setup(&b, 1, RAM_OPT_ADAM, RAM_CORE_RNN);
+    float *w = malloc(sizeof(float) * b.m->n_params);
+    memcpy(w, b.m->w, sizeof(float) * b.m->n_params);
+    ck_assert_int_eq(ram_trainer_load_checkpoint(b.t, path, NULL, 0, NULL), RAM_ERR_MISMATCH);
+    ck_assert_str_ne(ram_last_error(), "");
+    ck_assert_mem_eq(b.m->w, w, sizeof(float) * b.m->n_params);
+    ck_assert_int_eq(ram_trainer_steps(b.t), 0);
+    free_setup(&b);
+    make_setup(&b, 1, RAM_OPT_SGD, RAM_CORE_LSTM);
+    ck_assert_int_eq(ram_trainer_load_checkpoint(b.t, path, NULL, 0, NULL), RAM_ERR_MISMATCH);
+    ck_assert_int_eq(ram_trainer_steps(b.t), 0);
+    free(w);
+    free_setup(&a);
+    free_setup(&b);
+    unlink(path);
+}
+END_TEST
+
+/* ---- (b) threads ---- */
+
+static float *weights_after(int threads, ram_optimizer opt, int steps, size_t *n) {
+    setup s;
+    make_setup(&s, threads, opt, RAM_CORE_RNN);
+    train_steps(&s, steps);
+    *n = s.m->n_params;
+    float *w = malloc(sizeof(float) * (*n + s.pol->n_bw));
+    memcpy(w, s.m->w, sizeof(float) * *n);
+    memcpy(w + *n, s.pol->bw, sizeof(float) * s.pol->n_bw);
+    *n += s.pol->n_bw;
+    free_setup(&s);
+    return w;
+}
+
+START_TEST(test_threads_agree) {
+    make_data();
+    size_t n;
+    setup s;
+    make_setup(&s, 1, RAM_OPT_SGD, RAM_CORE_RNN);
+    const size_t np = s.m->n_params;
+    float *w0 = malloc(sizeof(float) * np);
+    memcpy(w0, s.m->w, sizeof(float) * np);
+    free_setup(&s);
+
+    /* Same sampled noise for any split: only the order of the float sums
+     * differs, so the weights agree to rounding. */
+    const ram_optimizer opts[2] = {RAM_OPT_SGD, RAM_OPT_ADAM};
+    for (int o = 0; o < 2; o++) {
+        float *w1 = weights_after(1, opts[o], 4, &n), *w2 = weights_after(2, opts[o], 4, &n),
+              *w3 = weights_after(3, opts[o], 4, &n), *w2b = weights_after(2, opts[o], 4, &n);
+        double wmax = 0, d12 = 0, d13 = 0, moved = 0;
+        for (size_t i = 0; i < n; i++) {
+            wmax = fmax(wmax, fabs(w1[i]));
+            d12 = fmax(d12, fabs(w1[i] - w2[i]));
+            d13 = fmax(d13, fabs(w1[i] - w3[i]));
+        }
+        for (size_t i = 0; i < np; i++) moved = fmax(moved, fabs(w1[i] - w0[i]));
+        ck_assert_msg(d12 <= 1e-4 * wmax && d13 <= 1e-4 * wmax,
+                      "optimizer %d: threads differ by %g / %g (max |w| %g)", o, d12, d13, wmax);
+        ck_assert_msg(moved > 100 * fmax(d12, 1e-7), "optimizer %d: weights moved only %g", o,
+                      moved);
+        /* A given thread count is deterministic. */
+        ck_assert_mem_eq(w2, w2b, sizeof(float) * n);
+        free(w1), free(w2), free(w3), free(w2b);
+    }
+    free(w0);
+}
+END_TEST
+
+/* ---- (d) failed steps and evaluation ---- */
+
+START_TEST(test_failed_step_changes_nothing) {
+    make_data();
+    setup a, b;
+    make_setup(&a, 2, RAM_OPT_ADAM, RAM_CORE_LSTM);
+    make_setup(&b, 2, RAM_OPT_ADAM, RAM_CORE_LSTM);
+    train_steps(&a, 2);
+    train_steps(&b, 2);
+
+    /* A NaN (or infinite) pixel in a's batch: refused before anything moves. */
+    static float bad[BATCH * IMG];
+    memcpy(bad, data, sizeof bad);
+    const size_t np = a.m->n_params;
+    float *w = malloc(sizeof(float) * np);
+    memcpy(w, a.m->w, sizeof(float) * np);
+    const float poison[2] = {NAN, -INFINITY};
+    for (int k = 0; k < 2; k++) {
+        bad[5 * IMG + 17 + k] = poison[k];
+        ram_clear_error();
+        ck_assert_int_eq(ram_trainer_train_batch(a.t, bad, labels, BATCH, NULL), RAM_ERR_NUMERIC);
+        ck_assert_str_ne(ram_last_error(), "");
+        bad[5 * IMG + 17 + k] = 0.5f;
+    }
+    ck_assert_mem_eq(a.m->w, w, sizeof(float) * np);
+    ck_assert_int_eq(ram_trainer_steps(a.t), 2);
+
+    /* The refusals consumed no randomness and touched no optimizer state:
+     * from here a and b (which never failed) stay identical. */
+    train_steps(&a, 3);
+    train_steps(&b, 3);
+    ck_assert_mem_eq(a.m->w, b.m->w, sizeof(float) * np);
+    ck_assert_mem_eq(a.pol->bw, b.pol->bw, sizeof(float) * a.pol->n_bw);
+
+    /* A diverged model (an infinite classifier bias gives a NaN loss): the
+     * update is skipped and the weights stay as they were.  (The policy's
+     * noise for the step has been drawn by then; only the weights, baseline
+     * and step count are promised unchanged.) */
+    float *cls_b = ram_param(a.m, a.m->w, RAM_T_CLS_B);
+    cls_b[0] = INFINITY;
+    memcpy(w, a.m->w, sizeof(float) * np);
+    float *bw = malloc(sizeof(float) * a.pol->n_bw);
+    memcpy(bw, a.pol->bw, sizeof(float) * a.pol->n_bw);
+    ram_clear_error();
+    ck_assert_int_eq(ram_trainer_train_batch(a.t, data, labels, BATCH, NULL), RAM_ERR_NUMERIC);
+    ck_assert_str_ne(ram_last_error(), "");
+    ck_assert_mem_eq(a.m->w, w, sizeof(float) * np);
+    ck_assert_mem_eq(a.pol->bw, bw, sizeof(float) * a.pol->n_bw);
+    ck_assert_int_eq(ram_trainer_steps(a.t), 5);
+    free(bw);
+    free(w);
+    free_setup(&a);
+    free_setup(&b);
+}
+END_TEST
+
+START_TEST(test_evaluate_matches_classify) {
+    make_data();
+    setup s;
+    make_setup(&s, 2, RAM_OPT_ADAM, RAM_CORE_RNN);
+    train_steps(&s, 8);
+    /* NDATA = 48 images, max_batch 16: evaluate splits into 3 batches over 2
+     * threads; classify sees them all at once. */
+    ram_state *st;
+    ck_assert_int_eq(ram_state_create(s.m, NDATA, &st), RAM_OK);
+    int pred[NDATA];
+    ck_assert_int_eq(ram_model_classify(s.m, st, data, NDATA, pred, NULL, NULL), RAM_OK);
+    int wrong = 0;
+    for (int i = 0; i < NDATA; i++) wrong += pred[i] != labels[i];
+    double err = -1;
+    ck_assert_int_eq(ram_trainer_evaluate(s.t, data, labels, NDATA, &err), RAM_OK);
+    ck_assert_double_eq(err, wrong / (double)NDATA);
+    /* Labels that disagree with the predictions change the error. */
+    int flipped[NDATA];
+    for (int i = 0; i < NDATA; i++) flipped[i] = (pred[i] + (i < 10)) % NCLASS;
+    ck_assert_int_eq(ram_trainer_evaluate(s.t, data, flipped, NDATA, &err), RAM_OK);
+    ck_assert_double_eq(err, 10.0 / NDATA);
+    /* Evaluation does not train. */
+    ck_assert_int_eq(ram_trainer_steps(s.t), 8);
+    ram_state_free(st);
+    free_setup(&s);
+}
+END_TEST
+
+START_TEST(test_stats_and_schedule) {
+    make_data();
+    setup s;
+    make_setup(&s, 1, RAM_OPT_SGD, RAM_CORE_RNN); /* lr 0.05 -> 0.005 over 12 steps */
+    ram_train_stats st;
+    for (int k = 0; k < 14; k++) {
+        ck_assert_int_eq(ram_trainer_train_batch(s.t, data, labels, BATCH, &st), RAM_OK);
+        const double want_lr = k >= 12 ? 0.005 : 0.05 + (0.005 - 0.05) * k / 12.0;
+        ck_assert_double_eq_tol(st.lr, want_lr, 1e-6);
+        ck_assert_double_eq_tol(st.loss, st.nll + st.baseline_mse + st.reinforce, 1e-5);
+        ck_assert(st.accuracy >= 0 && st.accuracy <= 1);
+        ck_assert_float_eq(st.reward, st.accuracy); /* discount 1: reward = correct */
+        ck_assert(st.nll > 0 && st.grad_norm > 0 && st.baseline_mse >= 0);
+    }
+    free_setup(&s);
+}
+END_TEST
+
+/* ---- (c) learning where to look ---- */
+
+/* 32 x 32 images.  The class is one of four 5 x 5 shapes drawn in the
+ * top-left corner (centre pixel 8, 8, jittered by up to 2 pixels); the other
+ * three corners hold decoys, random shapes of random class.  An 8 x 8
+ * glimpse at the centre sees none of them and one in a wrong corner sees a
+ * decoy, so both give chance (0.25): the policy must learn, from the reward
+ * alone, which corner to look at.  (A variant where a cue at the centre says
+ * which corner holds the shape needs a policy conditioned on what the first
+ * glimpse saw; with this model size it did not learn that reliably within
+ * seconds: the first glimpse, driven by the shared location bias, settles on
+ * one fixed corner first, and from there the second is too far away for the
+ * policy noise to explore.) */
+enum { LS = 32, LIMG = LS * LS, LCLASS = 4, LBATCH = 32, LSTEPS = 2000, LTEST = 1000 };
+
+static const char *const shapes[LCLASS][5] = {
+    {"..#..", "..#..", "#####", "..#..", "..#.."}, /* cross */
+    {"#####", "#...#", "#...#", "#...#", "#####"}, /* hollow square */
+    {"#....", ".#...", "..#..", "...#.", "....#"}, /* diagonal */
+    {".....", ".....", "#####", "#####", "....."}, /* bar */
+};
+
+static void draw_shape(float *img, int cls, int cy, int cx) {
+    for (int r = 0; r < 5; r++)
+        for (int c = 0; c < 5; c++)
+            if (shapes[cls][r][c] == '#') img[(cy - 2 + r) * LS + cx - 2 + c] = 1.0f;
+}
+
+static void corner_image(float *img, int *label) {
+    memset(img, 0, sizeof(float) * LIMG);
+    *label = (int)(lcg_u32() % LCLASS);
+    for (int corner = 0; corner < 4; corner++) {
+        int cls = corner == 0 ? *label : (int)(lcg_u32() % LCLASS);
+        int cy = (corner / 2 ? LS - 8 : 8) + (int)(lcg_u32() % 5) - 2;
+        int cx = (corner % 2 ? LS - 8 : 8) + (int)(lcg_u32() % 5) - 2;
+        draw_shape(img, cls, cy, cx);
+    }
+}
+
+START_TEST(test_learns_where_to_look) {
+    ram_model_params mp;
+    ram_model_params_init(&mp);
+    mp.height = mp.width = LS;
+    mp.glimpse.patch = 8;
+    mp.glimpse_hidden = mp.loc_hidden = 32;
+    mp.glimpse_out = mp.core_hidden = 64;
+    mp.glimpses = 2;
+    mp.classes = LCLASS;
+    mp.loc_std = 0.2f;
+    mp.loc_range_pixels = 0; /* +-1 is the image edge: every corner is reachable */
+    mp.seed = 3;
+    ram_model *m;
+    ck_assert_int_eq(ram_model_create(&mp, &m), RAM_OK);
+    ram_policy_params pp;
+    ram_policy_params_init(&pp);
+    pp.seed = 13;
+    ram_policy *pol;
+    ck_assert_int_eq(ram_policy_create(&pp, m, &pol), RAM_OK);
+    ram_trainer_params tp;
+    ram_trainer_params_init(&tp);
+    tp.lr = tp.lr_final = 3e-3f;
+    tp.max_batch = LBATCH;
+    ram_trainer *t;
+    ck_assert_int_eq(ram_trainer_create(m, pol, &tp, &t), RAM_OK);
+
+    static float batch[LBATCH * LIMG];
+    int y[LBATCH];
+    lcg_state = 2024;
+    for (int step = 0; step < LSTEPS; step++) {
+        for (int i = 0; i < LBATCH; i++) corner_image(batch + i * LIMG, &y[i]);
+        ck_assert_int_eq(ram_trainer_train_batch(t, batch, y, LBATCH, NULL), RAM_OK);
+    }
+
+    /* Fresh test images; the mean policy against looking at the centre. */
+    float *test = malloc(sizeof(float) * LTEST * LIMG), *locs = malloc(sizeof(float) * LTEST * 4);
+    int labels_t[LTEST], pred[LTEST];
+    lcg_state = 99;
+    for (int i = 0; i < LTEST; i++) corner_image(test + i * LIMG, &labels_t[i]);
+    ram_state *st;
+    ck_assert_int_eq(ram_state_create(m, LTEST, &st), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(m, st, test, LTEST, pred, NULL, locs), RAM_OK);
+    int learned = 0, centre = 0;
+    double x1 = 0, y1 = 0;
+    for (int i = 0; i < LTEST; i++) {
+        learned += pred[i] == labels_t[i];
+        x1 += locs[4 * i] / LTEST;
+        y1 += locs[4 * i + 1] / LTEST;
+    }
+    ck_assert_int_eq(ram_model_classify_ex(m, st, test, LTEST, RAM_LOCS_CENTER, NULL, pred, NULL,
+                                           NULL),
+                     RAM_OK);
+    for (int i = 0; i < LTEST; i++) centre += pred[i] == labels_t[i];
+    const double acc = learned / (double)LTEST, acc_centre = centre / (double)LTEST;
+    ck_assert_msg(acc >= 0.85 && acc - acc_centre >= 0.3,
+                  "learned policy %.3f, centre %.3f (first glimpse at %.2f, %.2f)", acc,
+                  acc_centre, x1, y1);
+    /* It looks where the answer is: the top-left corner (x, y < 0). */
+    ck_assert_msg(x1 < -0.25 && y1 < -0.25, "first glimpse at %.2f, %.2f", x1, y1);
+
+    free(test), free(locs);
+    ram_state_free(st);
+    ram_trainer_free(t);
+    ram_policy_free(pol);
+    ram_model_free(m);
+}
+END_TEST
+
+static Suite *trainer_suite(void) {
+    Suite *s = suite_create("trainer");
+    TCase *ck = tcase_create("checkpoint");
+    /* {1, 2 threads} x {SGD, Adam} x {RNN, LSTM} */
+    tcase_add_loop_test(ck, test_resume_equals_uninterrupted, 0, 8);
+    tcase_add_test(ck, test_checkpoint_mismatch);
+    suite_add_tcase(s, ck);
+    TCase *th = tcase_create("steps");
+    tcase_add_test(th, test_threads_agree);
+    tcase_add_test(th, test_failed_step_changes_nothing);
+    tcase_add_test(th, test_evaluate_matches_classify);
+    tcase_add_test(th, test_stats_and_schedule);
+    suite_add_tcase(s, th);
+    TCase *learn = tcase_create("learning");
+    tcase_add_test(learn, test_learns_where_to_look);
+    suite_add_tcase(s, learn);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(trainer_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0;
+}
