@@ -273,6 +273,9 @@ static void json_string(const char *s) {
 int main(int argc, char **argv) {
     options o;
     if (parse_args(argc, argv, &o) != 0) return 1;
+    /* Threads split the batches; a multi-threaded BLAS on top of them only
+     * fights for the cores (20x slower on a busy machine, measured). */
+    ram_set_blas_threads(1);
     if (ram_version_number() / 10000 != RAM_VERSION_MAJOR) {
         fprintf(stderr, "ram-eval: built for libram %s but loaded libram %s\n", RAM_VERSION_STRING,
                 ram_version_string());

@@ -634,6 +634,7 @@ static ram_status classify(const options *o, const ram_model *m, ram_state *st, 
 int main(int argc, char **argv) {
     options o;
     if (parse_args(argc, argv, &o) != 0) return 1;
+    ram_set_blas_threads(1); /* small GEMMs: BLAS threads only add contention */
 
     int rc = 1;
     ram_model *model = NULL;

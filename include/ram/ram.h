@@ -403,8 +403,11 @@ RAM_API ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path,
                                                size_t user_cap, size_t *user_len);
 
 /** Set the BLAS library's own thread count when it is OpenBLAS (no-op
- *  otherwise).  libram parallelises training itself (trainer `threads`); one
- *  BLAS thread is fastest at its matrix sizes.  Process-wide. */
+ *  otherwise).  Process-wide; libram never calls it on its own.  libram's
+ *  matrices are small (batch x 256 x 256): parallelise across batches or
+ *  threads (trainer `threads`, one ram_state per thread) and call
+ *  ram_set_blas_threads(1) at start-up.  With OpenBLAS's default of one
+ *  thread per core, inference on a busy machine was measured 20x slower. */
 RAM_API void ram_set_blas_threads(int n);
 
 #ifdef __cplusplus
