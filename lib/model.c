@@ -442,11 +442,6 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
     if (source < RAM_LOCS_MEAN || source > RAM_LOCS_CENTER)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: unknown location source %d",
                         (int)source);
-    const size_t count = (size_t)n * m->p.channels * m->p.height * m->p.width;
-    for (size_t i = 0; i < count; i++)
-        if (!isfinite(images[i]))
-            return ram_fail(RAM_ERR_NUMERIC, "classify: pixel %zu of image %zu is not finite",
-                            i % (count / n), i / (count / n));
     ram_ws *ws = &st->ws;
     const int T = m->p.glimpses, K = m->p.classes;
     const size_t nl = (size_t)T * n * 2;
@@ -465,6 +460,15 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         ram_model_forward(m, ws, images, n, RAM_LOC_FIXED, ws->aux, 0);
         break;
     }
+    /* Pixels are not scanned up front, which would make the cost grow with
+     * the image: the glimpses are (a NaN or Inf pixel poisons its pooled
+     * cell, and ReLU would silently turn NaN into 0 further on). */
+    const size_t D = (size_t)m->rho_size;
+    for (size_t i = 0; i < (size_t)T * n * D; i++)
+        if (!isfinite(ws->rho[i]))
+            return ram_fail(RAM_ERR_NUMERIC,
+                            "classify: glimpse %zu of image %zu reads a NaN or Inf pixel",
+                            i / (n * D) + 1, i / D % n);
     for (int i = 0; i < n; i++) {
         const float *pr = ws->probs + (size_t)i * K;
         if (labels) {

@@ -219,7 +219,8 @@ START_TEST(test_classify_misuse) {
     EXPECT_FAIL(ram_model_classify_ex(m, st, img, 1, (ram_loc_source)9, NULL, labels, probs, locs),
                 RAM_ERR_INVALID_ARGUMENT);
 
-    /* A non-finite pixel anywhere, the outputs left alone. */
+    /* A non-finite pixel where the first glimpse looks (the centre), the
+     * outputs left alone. */
     const float bad[] = {NAN, INFINITY, -INFINITY};
     for (int b = 0; b < 3; b++) {
         img[3 * 144 + 77] = bad[b];

@@ -218,8 +218,10 @@ RAM_API void ram_state_free(ram_state *s);
  *       frame (already scaled by loc_range_pixels), as passed to
  *       ram_glimpse_extract() on the image; or NULL.
  * Errors: INVALID_ARGUMENT (NULL, n < 1, n > max_batch, state of another
- * architecture), NUMERIC (a NaN/Inf pixel).  Thread-safe on a shared model
- * with one state per thread.
+ * architecture), NUMERIC (a NaN/Inf pixel where a glimpse looked; pixels no
+ * glimpse reads are never touched, so the cost does not grow with the image
+ * and such pixels cannot matter).  On error the outputs are unspecified.
+ * Thread-safe on a shared model with one state per thread.
  */
 RAM_API ram_status ram_model_classify(const ram_model *m, ram_state *st, const float *images,
                                       int n, int *labels, float *probs, float *locs);

@@ -156,8 +156,9 @@ class TestModel(unittest.TestCase):
             self.model.classify(x, 3.0)
 
     def test_nan_pixel_raises_numeric(self):
+        # Every pixel of image 0: libram only inspects pixels a glimpse reads.
         x = images(2, self.pixels)
-        x[5] = math.nan
+        x[:self.pixels] = [math.nan] * self.pixels
         with self.assertRaises(ram.RamError) as cm:
             self.model.classify(x, 2)
         self.assertEqual(cm.exception.status, ram.ERR_NUMERIC)
