@@ -1,7 +1,10 @@
 /* Deterministic translated and cluttered MNIST (see datasets.h). */
 #include "datasets.h"
 
+#include "idx.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -78,4 +81,48 @@ void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint
     for (int r = 0; r < D; r++)
         for (int c = 0; c < D; c++) out[(y + r) * S + x + c] += digit[r * D + c];
     for (int i = 0; i < S * S; i++) out[i] = out[i] > 1.0f ? 1.0f : out[i];
+}
+
+int dataset_load(const char *prog, const char *dir, const char *split, dataset_kind kind,
+                 float **digits, int **labels, int *n, int *h, int *w) {
+    char err[1024];
+    float *d;
+    int *l, count, dh, dw;
+    if (idx_load_mnist(dir, split, &d, &l, &count, &dh, &dw, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        if (strstr(err, "cannot open"))
+            fprintf(stderr, "%s: (scripts/fetch-mnist.sh downloads MNIST)\n", prog);
+        return -1;
+    }
+    if (kind != DATASET_MNIST) {
+        if (dh != 28 || dw != 28) {
+            fprintf(stderr,
+                    "%s: --dataset %s is made from 28 x 28 digits but %s/%s has %d x %d images\n",
+                    prog, dataset_name(kind), dir, split, dh, dw);
+            free(l);
+            free(d);
+            return -1;
+        }
+        dh = dw = dataset_side(kind);
+    }
+    *digits = d;
+    *labels = l;
+    *n = count;
+    *h = dh;
+    *w = dw;
+    return 0;
+}
+
+int dataset_check_model(const char *prog, const char *model, const ram_model_params *mp,
+                        dataset_kind kind, const char *dir, const char *split, int h, int w) {
+    char names[128];
+    if (mp->channels == 1 && mp->height == h && mp->width == w) return 0;
+    fprintf(stderr, "%s: model %s expects %d x %d x %d images but --dataset %s gives 1 x %d x %d",
+            prog, model, mp->channels, mp->height, mp->width, dataset_name(kind), h, w);
+    if (mp->channels == 1 && mp->height == mp->width &&
+        dataset_names_for_side(mp->height, names, sizeof names) > 0)
+        fprintf(stderr, ": use --dataset %s\n", names);
+    else
+        fprintf(stderr, " (%s/%s)\n", dir, split);
+    return -1;
 }

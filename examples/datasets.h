@@ -15,6 +15,8 @@
 #ifndef RAM_EXAMPLES_DATASETS_H
 #define RAM_EXAMPLES_DATASETS_H
 
+#include <ram/ram.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,5 +54,25 @@ int dataset_names_for_side(int side, char *buf, size_t len);
  */
 void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint64_t seed,
                   float *out);
+
+/*
+ * What the tools (ram-eval, ram-glimpses, ram-data) do before using a set,
+ * with the same messages everywhere.  `prog` is the tool's name: errors go to
+ * stderr as "prog: message" lines and the functions return -1 (0 if all is well).
+ *
+ * dataset_load: read MNIST split `split` of `dir` (idx_load_mnist) as the
+ * digits of set `kind`.  *h x *w is the size of the set's images: the files'
+ * own for mnist, else the canvas, whose digits must be 28 x 28.  When a file
+ * is missing, also says where to get MNIST.  On success the caller frees
+ * *digits and *labels; on error there is nothing to free.
+ *
+ * dataset_check_model: check that the model in file `model` (parameters `mp`)
+ * takes the h x w images dataset_load gave for `kind` from dir/split; if not,
+ * say which --dataset fits the model when one does.
+ */
+int dataset_load(const char *prog, const char *dir, const char *split, dataset_kind kind,
+                 float **digits, int **labels, int *n, int *h, int *w);
+int dataset_check_model(const char *prog, const char *model, const ram_model_params *mp,
+                        dataset_kind kind, const char *dir, const char *split, int h, int w);
 
 #endif

@@ -171,12 +171,10 @@ int main(int argc, char **argv) {
     int *labels = NULL;
     char err[1024];
     const char *mnist_split = o.split == SPLIT_TEST ? "t10k" : "train";
-    if (idx_load_mnist(o.data, mnist_split, &digits, &labels, &n_all, &h, &w, err, sizeof err)) {
-        fprintf(stderr, "ram-data: %s\n", err);
-        if (strstr(err, "cannot open"))
-            fprintf(stderr, "ram-data: (scripts/fetch-mnist.sh downloads MNIST)\n");
+    /* The digits as they are (mnist), checked for every set just below. */
+    if (dataset_load("ram-data", o.data, mnist_split, DATASET_MNIST, &digits, &labels, &n_all, &h,
+                     &w) != 0)
         return 1;
-    }
     if (h != 28 || w != 28) {
         fprintf(stderr, "ram-data: %s/%s has %d x %d images, not MNIST's 28 x 28\n", o.data,
                 mnist_split, h, w);

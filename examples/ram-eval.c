@@ -12,7 +12,6 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include "datasets.h"
-#include "idx.h"
 
 #include <ram/ram.h>
 
@@ -305,36 +304,11 @@ int main(int argc, char **argv) {
         goto done;
     }
 
-    char err[1024];
     int n, h, w;
-    if (idx_load_mnist(o.data, o.split, &images, &labels, &n, &h, &w, err, sizeof err) != 0) {
-        fprintf(stderr, "ram-eval: %s\n", err);
-        if (strstr(err, "cannot open"))
-            fprintf(stderr, "ram-eval: (scripts/fetch-mnist.sh downloads MNIST)\n");
+    if (dataset_load("ram-eval", o.data, o.split, o.dataset, &images, &labels, &n, &h, &w))
         goto done;
-    }
+    if (dataset_check_model("ram-eval", o.model, &mp, o.dataset, o.data, o.split, h, w)) goto done;
     const int n_digits = n; /* clutter comes from the whole split, even with --limit */
-    if (o.dataset != DATASET_MNIST) {
-        if (h != 28 || w != 28) {
-            fprintf(stderr, "ram-eval: --dataset %s is made from 28 x 28 digits but %s/%s has "
-                            "%d x %d images\n",
-                    dataset_name(o.dataset), o.data, o.split, h, w);
-            goto done;
-        }
-        h = w = dataset_side(o.dataset);
-    }
-    if (mp.channels != 1 || mp.height != h || mp.width != w) {
-        char names[128];
-        fprintf(stderr, "ram-eval: model %s expects %d x %d x %d images but --dataset %s gives "
-                        "1 x %d x %d",
-                o.model, mp.channels, mp.height, mp.width, dataset_name(o.dataset), h, w);
-        if (mp.channels == 1 && mp.height == mp.width &&
-            dataset_names_for_side(mp.height, names, sizeof names) > 0)
-            fprintf(stderr, ": use --dataset %s\n", names);
-        else
-            fprintf(stderr, " (%s/%s)\n", o.data, o.split);
-        goto done;
-    }
     if (o.limit > 0 && o.limit < n) n = o.limit;
     for (int i = 0; i < n; i++) {
         if (labels[i] >= mp.classes) {

@@ -14,7 +14,6 @@
  * ram_glimpse_extract() with the model's own retina parameters.
  */
 #include "datasets.h"
-#include "idx.h"
 
 #include <ram/ram.h>
 
@@ -666,35 +665,11 @@ int main(int argc, char **argv) {
         goto done;
     }
 
-    char err[1024];
     int n, h, w;
-    if (idx_load_mnist(o.data, o.split, &images, &labels, &n, &h, &w, err, sizeof err) != 0) {
-        fprintf(stderr, "ram-glimpses: %s\n", err);
-        if (strstr(err, "cannot open"))
-            fprintf(stderr, "ram-glimpses: (scripts/fetch-mnist.sh downloads MNIST)\n");
+    if (dataset_load("ram-glimpses", o.data, o.split, o.dataset, &images, &labels, &n, &h, &w))
         goto done;
-    }
-    if (o.dataset != DATASET_MNIST) {
-        if (h != 28 || w != 28) {
-            fprintf(stderr, "ram-glimpses: --dataset %s is made from 28 x 28 digits but %s/%s "
-                            "has %d x %d images\n",
-                    dataset_name(o.dataset), o.data, o.split, h, w);
-            goto done;
-        }
-        h = w = dataset_side(o.dataset);
-    }
-    if (mp.channels != 1 || mp.height != h || mp.width != w) {
-        char names[128];
-        fprintf(stderr, "ram-glimpses: model %s expects %d x %d x %d images but --dataset %s "
-                        "gives 1 x %d x %d",
-                o.model, mp.channels, mp.height, mp.width, dataset_name(o.dataset), h, w);
-        if (mp.channels == 1 && mp.height == mp.width &&
-            dataset_names_for_side(mp.height, names, sizeof names) > 0)
-            fprintf(stderr, ": use --dataset %s\n", names);
-        else
-            fprintf(stderr, " (%s/%s)\n", o.data, o.split);
+    if (dataset_check_model("ram-glimpses", o.model, &mp, o.dataset, o.data, o.split, h, w))
         goto done;
-    }
     if (o.first >= n) {
         fprintf(stderr, "ram-glimpses: --first %d but %s/%s has only %d images\n", o.first, o.data,
                 o.split, n);

@@ -6,7 +6,6 @@
  * plotting.  Uses only the public header. */
 #define _POSIX_C_SOURCE 200809L
 #include "datasets.h"
-#include "idx.h"
 
 #include <ram/ram.h>
 
@@ -252,6 +251,16 @@ static int parse(int argc, char **argv, options *o) {
         }                                                                                          \
     } while (0)
 
+/* Image k of the set: plain IDX images (any size) as they are, the synthetic
+ * sets made from 28 x 28 digits. */
+static void make_image(dataset_kind kind, const float *images, int pixels, int n, int k,
+                       uint64_t seed, float *out) {
+    if (kind == DATASET_MNIST)
+        memcpy(out, images + (size_t)k * pixels, sizeof(float) * pixels);
+    else
+        dataset_make(kind, images, n, k, seed, out);
+}
+
 static void fmt_time(double s, char *buf, size_t len) {
     if (s < 0 || !isfinite(s)) s = 0;
     int h = (int)(s / 3600), m = (int)(fmod(s, 3600) / 60), sec = (int)fmod(s, 60);
@@ -262,7 +271,7 @@ static void fmt_time(double s, char *buf, size_t len) {
 int main(int argc, char **argv) {
     options o;
     if (parse(argc, argv, &o)) return 2;
-    char err[512], ckpt_default[4096];
+    char ckpt_default[4096];
     if (!o.checkpoint) {
         snprintf(ckpt_default, sizeof ckpt_default, "%s.ckpt", o.out);
         o.checkpoint = ckpt_default;
@@ -276,10 +285,8 @@ int main(int argc, char **argv) {
     ram_policy *policy = NULL;
     ram_trainer *trainer = NULL;
     FILE *log = NULL;
-    if (idx_load_mnist(o.data, "train", &images, &labels, &n_all, &h, &w, err, sizeof err)) {
-        fprintf(stderr, "ram-train: %s\n(run scripts/fetch-mnist.sh to download MNIST)\n", err);
+    if (dataset_load("ram-train", o.data, "train", o.dataset, &images, &labels, &n_all, &h, &w))
         return 1;
-    }
     int n_train = n_all - o.val;
     if (o.val < 1 || n_train < 1) {
         fprintf(stderr, "ram-train: --val %d leaves no training images (of %d)\n", o.val, n_all);
@@ -288,7 +295,7 @@ int main(int argc, char **argv) {
     if (o.train_limit > 0 && o.train_limit < n_train) n_train = o.train_limit;
     /* Validation = the last `val` training images, as in the Torch recipe,
      * placed once with a fixed seed; training images are placed per batch. */
-    const int side = dataset_side(o.dataset), pixels = side * side;
+    const int pixels = h * w;
     const int *val_labels = labels + (n_all - o.val);
     val_images = malloc(sizeof(float) * o.val * pixels);
     if (!val_images) {
@@ -296,10 +303,10 @@ int main(int argc, char **argv) {
         goto fail;
     }
     for (int i = 0; i < o.val; i++)
-        dataset_make(o.dataset, images, n_all, n_all - o.val + i, DATASET_VAL_SEED,
-                     val_images + (size_t)i * pixels);
-    o.mp.height = side;
-    o.mp.width = side;
+        make_image(o.dataset, images, pixels, n_all, n_all - o.val + i, DATASET_VAL_SEED,
+                   val_images + (size_t)i * pixels);
+    o.mp.height = h;
+    o.mp.width = w;
     o.mp.channels = 1;
 
     TRY(ram_model_create(&o.mp, &model));
@@ -323,7 +330,7 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "libram %s: %s %dx%d, %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / "
             "%d validation images, batch %d, %d threads\n",
-            ram_version_string(), dataset_name(o.dataset), side, side,
+            ram_version_string(), dataset_name(o.dataset), h, w,
             ram_model_param_count(model), o.mp.glimpses,
             o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
             o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val, o.batch, o.threads);
@@ -355,8 +362,8 @@ int main(int argc, char **argv) {
             for (int i = 0; i < n; i++) {
                 int k = perm[b * o.batch + i];
                 /* Clutter comes from training digits only (not validation). */
-                dataset_make(o.dataset, images, n_all - o.val, k, o.seed * 1000003u + st.epoch,
-                             batch_images + (size_t)i * pixels);
+                make_image(o.dataset, images, pixels, n_all - o.val, k,
+                           o.seed * 1000003u + st.epoch, batch_images + (size_t)i * pixels);
                 batch_labels[i] = labels[k];
             }
             TRY(ram_trainer_train_batch(trainer, batch_images, batch_labels, n, &s));

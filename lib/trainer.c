@@ -365,6 +365,7 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     ram_status s = check_batch(t, images, labels, n, t ? t->p.max_batch : 0, "train_batch");
     if (s) return s;
     const int T = t->m->p.glimpses;
+    const ram_rng rng_before = t->pol->rng; /* a failed step must change nothing */
     for (size_t i = 0; i < (size_t)n * T * 2; i++) t->eps[i] = (float)ram_rng_normal(&t->pol->rng);
     t->images = images;
     t->labels = labels;
@@ -393,11 +394,13 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     for (size_t i = 0; i < np; i++) sq += (double)g[i] * g[i];
     for (size_t i = 0; i < nb; i++) sq += (double)gb[i] * gb[i];
     const double norm = sqrt(sq);
-    if (!isfinite(norm) || !isfinite(nll))
+    if (!isfinite(norm) || !isfinite(nll)) {
+        t->pol->rng = rng_before;
         return ram_fail(RAM_ERR_NUMERIC,
                         "train_batch: non-finite loss or gradient at step %ld; weights unchanged "
                         "(lower the learning rate, or raise the location std)",
                         t->step);
+    }
     float scale = 1.0f;
     if (t->p.clip_norm > 0 && norm > t->p.clip_norm) scale = (float)(t->p.clip_norm / norm);
     const float lr = current_lr(t);

@@ -265,20 +265,21 @@ START_TEST(test_failed_step_changes_nothing) {
     ck_assert_mem_eq(a.pol->bw, b.pol->bw, sizeof(float) * a.pol->n_bw);
 
     /* A diverged model (an infinite classifier bias gives a NaN loss): the
-     * update is skipped and the weights stay as they were.  (The policy's
-     * noise for the step has been drawn by then; only the weights, baseline
-     * and step count are promised unchanged.) */
+     * update is skipped, and the weights, baseline, step count and the
+     * policy's RNG (whose noise the step had drawn) are as they were. */
     float *cls_b = ram_param(a.m, a.m->w, RAM_T_CLS_B);
     cls_b[0] = INFINITY;
     memcpy(w, a.m->w, sizeof(float) * np);
     float *bw = malloc(sizeof(float) * a.pol->n_bw);
     memcpy(bw, a.pol->bw, sizeof(float) * a.pol->n_bw);
+    const ram_rng rng = a.pol->rng;
     ram_clear_error();
     ck_assert_int_eq(ram_trainer_train_batch(a.t, data, labels, BATCH, NULL), RAM_ERR_NUMERIC);
     ck_assert_str_ne(ram_last_error(), "");
     ck_assert_mem_eq(a.m->w, w, sizeof(float) * np);
     ck_assert_mem_eq(a.pol->bw, bw, sizeof(float) * a.pol->n_bw);
     ck_assert_int_eq(ram_trainer_steps(a.t), 5);
+    ck_assert_mem_eq(&a.pol->rng, &rng, sizeof rng);
     free(bw);
     free(w);
     free_setup(&a);
