@@ -81,7 +81,13 @@ static void run_slice(ram_trainer *t, worker *wk) {
     const int n = wk->i1 - wk->i0, T = m->p.glimpses, K = m->p.classes;
     wk->nll = wk->sse = wk->surrogate = wk->correct = wk->reward = wk->baseline = 0;
     wk->errors = 0;
-    if (n <= 0) return;
+    if (n <= 0) { /* more workers than images: contribute nothing */
+        if (t->training) {
+            memset(wk->ws.grad, 0, sizeof(float) * m->n_params);
+            if (pol->n_bw) memset(wk->gbw, 0, sizeof(float) * pol->n_bw);
+        }
+        return;
+    }
     const size_t img = (size_t)m->p.channels * m->p.height * m->p.width;
     const float *images = t->images + wk->i0 * img;
     const int *labels = t->labels + wk->i0;
@@ -379,7 +385,7 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     double nll = 0, sse = 0, sur = 0, correct = 0, reward = 0, base = 0;
     for (int k = 0; k < t->nw; k++) {
         worker *wk = &t->w[k];
-        if (k > 0 && wk->i1 > wk->i0) {
+        if (k > 0) {
             for (size_t i = 0; i < np; i++) g[i] += wk->ws.grad[i];
             for (size_t i = 0; i < nb; i++) gb[i] += wk->gbw[i];
         }

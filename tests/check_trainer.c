@@ -230,6 +230,28 @@ START_TEST(test_threads_agree) {
 }
 END_TEST
 
+/* A batch smaller than the thread count leaves some workers without images:
+ * they must contribute nothing (not a stale gradient from the last step). */
+START_TEST(test_tiny_batch_with_threads) {
+    make_data();
+    setup a, b;
+    make_setup(&a, 1, RAM_OPT_SGD, RAM_CORE_RNN);
+    make_setup(&b, 3, RAM_OPT_SGD, RAM_CORE_RNN);
+    for (int n = BATCH; n >= 1; n = n > 2 ? n / 2 : n - 1) {
+        ck_assert_int_eq(ram_trainer_train_batch(a.t, data, labels, n, NULL), RAM_OK);
+        ck_assert_int_eq(ram_trainer_train_batch(b.t, data, labels, n, NULL), RAM_OK);
+    }
+    double wmax = 0, d = 0;
+    for (size_t i = 0; i < a.m->n_params; i++) {
+        wmax = fmax(wmax, fabs(a.m->w[i]));
+        d = fmax(d, fabs(a.m->w[i] - b.m->w[i]));
+    }
+    ck_assert_msg(d <= 1e-4 * wmax, "1 and 3 threads differ by %g (max |w| %g)", d, wmax);
+    free_setup(&a);
+    free_setup(&b);
+}
+END_TEST
+
 /* ---- (d) failed steps and evaluation ---- */
 
 START_TEST(test_failed_step_changes_nothing) {
@@ -449,6 +471,7 @@ static Suite *trainer_suite(void) {
     suite_add_tcase(s, ck);
     TCase *th = tcase_create("steps");
     tcase_add_test(th, test_threads_agree);
+    tcase_add_test(th, test_tiny_batch_with_threads);
     tcase_add_test(th, test_failed_step_changes_nothing);
     tcase_add_test(th, test_evaluate_matches_classify);
     tcase_add_test(th, test_stats_and_schedule);
