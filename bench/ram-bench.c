@@ -36,7 +36,7 @@ static double median(double *v, int n) {
     do {                                                                                           \
         ram_status s_ = (call);                                                                    \
         if (s_) {                                                                                  \
-            fprintf(stderr, "ram-bench: %s: %s\n", #call, ram_last_error());                      \
+            fprintf(stderr, "ram-bench: %s: %s\n", #call, ram_last_error());                       \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -128,7 +128,8 @@ int main(int argc, char **argv) {
     const int n_train = 1024;
     float *x = random_images(n_train, 1, 28, 28, 11);
     int *y = malloc(sizeof(int) * n_train);
-    for (int i = 0; i < n_train; i++) y[i] = i % 10;
+    for (int i = 0; i < n_train; i++)
+        y[i] = i % 10;
     double rate[2];
     for (int threads = 1; threads <= 2; threads++) {
         ram_model *m;
@@ -174,7 +175,8 @@ int main(int argc, char **argv) {
                 j[k] = (job){m, x, n_train, 64, 1, 0};
                 pthread_create(&th[k], NULL, classify_job, &j[k]);
             }
-            for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
+            for (int k = 0; k < threads; k++)
+                pthread_join(th[k], NULL);
             v[r] = threads * n_train / (now() - t0);
         }
         ips[threads - 1] = median(v, reps);

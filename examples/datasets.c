@@ -26,9 +26,15 @@ int dataset_parse(const char *name, dataset_kind *kind) {
     return -1;
 }
 
-const char *dataset_name(dataset_kind kind) { return table[kind].name; }
-int dataset_side(dataset_kind kind) { return table[kind].side; }
-int dataset_pieces(dataset_kind kind) { return table[kind].pieces; }
+const char *dataset_name(dataset_kind kind) {
+    return table[kind].name;
+}
+int dataset_side(dataset_kind kind) {
+    return table[kind].side;
+}
+int dataset_pieces(dataset_kind kind) {
+    return table[kind].pieces;
+}
 
 int dataset_names_for_side(int side, char *buf, size_t len) {
     int found = 0;
@@ -54,7 +60,9 @@ static uint64_t next(uint64_t *s) {
 }
 
 /* Uniform integer in [0, n) (n small: the modulo bias is below 2^-50). */
-static int below(uint64_t *s, int n) { return (int)(next(s) % (uint64_t)n); }
+static int below(uint64_t *s, int n) {
+    return (int)(next(s) % (uint64_t)n);
+}
 
 void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint64_t seed,
                   float *out) {
@@ -79,8 +87,10 @@ void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint
     }
     int y = below(&s, S - D + 1), x = below(&s, S - D + 1);
     for (int r = 0; r < D; r++)
-        for (int c = 0; c < D; c++) out[(y + r) * S + x + c] += digit[r * D + c];
-    for (int i = 0; i < S * S; i++) out[i] = out[i] > 1.0f ? 1.0f : out[i];
+        for (int c = 0; c < D; c++)
+            out[(y + r) * S + x + c] += digit[r * D + c];
+    for (int i = 0; i < S * S; i++)
+        out[i] = out[i] > 1.0f ? 1.0f : out[i];
 }
 
 int dataset_load(const char *prog, const char *dir, const char *split, dataset_kind kind,

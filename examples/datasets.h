@@ -30,7 +30,7 @@ typedef enum dataset_kind {
 /* Seeds of the fixed evaluation sets.  Training images use the run's seed and
  * the epoch number, so every epoch sees fresh placements and clutter. */
 #define DATASET_TEST_SEED 20141208u /* NIPS 2014 */
-#define DATASET_VAL_SEED 20140624u  /* arXiv v1 */
+#define DATASET_VAL_SEED  20140624u /* arXiv v1 */
 
 /* Parse a name ("mnist", "translated60", ...); returns -1 if unknown. */
 int dataset_parse(const char *name, dataset_kind *kind);

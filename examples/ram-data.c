@@ -93,8 +93,10 @@ static int parse_args(int argc, char **argv, options *o) {
         } else if (!strcmp(a, "--dataset")) {
             const char *name = argv[++i];
             if (dataset_parse(name, &o->dataset) != 0) {
-                fprintf(stderr, "ram-data: unknown --dataset '%s' (mnist, translated60, "
-                                "cluttered60 or cluttered100)\n", name);
+                fprintf(stderr,
+                        "ram-data: unknown --dataset '%s' (mnist, translated60, "
+                        "cluttered60 or cluttered100)\n",
+                        name);
                 return -1;
             }
             o->have_dataset = 1;
@@ -217,10 +219,10 @@ int main(int argc, char **argv) {
     if (ensure_dir(o.out) != 0) goto done;
     char img_path[4096], lab_path[4096];
     const char *name = dataset_name(o.dataset);
-    int k1 = snprintf(img_path, sizeof img_path, "%s/%s-%s-images-idx3-ubyte", o.out, name,
-                      split_name);
-    int k2 = snprintf(lab_path, sizeof lab_path, "%s/%s-%s-labels-idx1-ubyte", o.out, name,
-                      split_name);
+    int k1 =
+        snprintf(img_path, sizeof img_path, "%s/%s-%s-images-idx3-ubyte", o.out, name, split_name);
+    int k2 =
+        snprintf(lab_path, sizeof lab_path, "%s/%s-%s-labels-idx1-ubyte", o.out, name, split_name);
     if (k1 < 0 || (size_t)k1 >= sizeof img_path || k2 < 0 || (size_t)k2 >= sizeof lab_path) {
         fprintf(stderr, "ram-data: output path too long\n");
         goto done;

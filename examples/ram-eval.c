@@ -128,8 +128,10 @@ static int parse_args(int argc, char **argv, options *o) {
         } else if (!strcmp(a, "--dataset")) {
             const char *name = argv[++i];
             if (dataset_parse(name, &o->dataset) != 0) {
-                fprintf(stderr, "ram-eval: unknown --dataset '%s' (mnist, translated60, "
-                                "cluttered60 or cluttered100)\n", name);
+                fprintf(stderr,
+                        "ram-eval: unknown --dataset '%s' (mnist, translated60, "
+                        "cluttered60 or cluttered100)\n",
+                        name);
                 return -1;
             }
         } else if (!strcmp(a, "--policy")) {
@@ -199,8 +201,7 @@ static void *run_job(void *arg) {
         placed = malloc((size_t)j->batch * (size_t)j->pixels * sizeof *placed);
         if (!placed) {
             j->status = RAM_ERR_OUT_OF_MEMORY;
-            snprintf(j->error, sizeof j->error, "out of memory for a batch of %d images",
-                     j->batch);
+            snprintf(j->error, sizeof j->error, "out of memory for a batch of %d images", j->batch);
             return NULL;
         }
     }
@@ -332,21 +333,21 @@ int main(int argc, char **argv) {
     double t0 = now_seconds();
     int started = 0;
     for (int t = 0; t < nthreads; t++) {
-        jobs[t] = (job){.model = model,
-                        .images = images,
-                        .pred = pred,
-                        .n = n,
-                        .batch = o.batch,
-                        .pixels = h * w,
-                        .dataset = o.dataset,
-                        .n_digits = n_digits,
-                        .data_seed = strcmp(o.split, "train") == 0 ? DATASET_VAL_SEED
-                                                                   : DATASET_TEST_SEED,
-                        .source = o.source,
-                        .seed = o.seed,
-                        .index = t,
-                        .stride = nthreads,
-                        .status = RAM_OK};
+        jobs[t] =
+            (job){.model = model,
+                  .images = images,
+                  .pred = pred,
+                  .n = n,
+                  .batch = o.batch,
+                  .pixels = h * w,
+                  .dataset = o.dataset,
+                  .n_digits = n_digits,
+                  .data_seed = strcmp(o.split, "train") == 0 ? DATASET_VAL_SEED : DATASET_TEST_SEED,
+                  .source = o.source,
+                  .seed = o.seed,
+                  .index = t,
+                  .stride = nthreads,
+                  .status = RAM_OK};
         if (nthreads == 1) {
             run_job(&jobs[t]); /* no thread needed: keeps the simple case simple */
             continue;
@@ -387,8 +388,8 @@ int main(int argc, char **argv) {
         printf("model:      %s (%d glimpses, %dx%d retina x%d scale%s, %s core)\n", o.model,
                mp.glimpses, mp.glimpse.patch, mp.glimpse.patch, mp.glimpse.depth,
                mp.glimpse.depth == 1 ? "" : "s", mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN");
-        printf("data:       %s, %s/%s, %d images %dx%d\n", dataset_name(o.dataset), o.data,
-               o.split, n, h, w);
+        printf("data:       %s, %s/%s, %d images %dx%d\n", dataset_name(o.dataset), o.data, o.split,
+               n, h, w);
         printf("locations:  %s", source_names[o.source]);
         if (o.source == RAM_LOCS_SAMPLED || o.source == RAM_LOCS_RANDOM)
             printf(" (seed %llu)", (unsigned long long)o.seed);

@@ -97,8 +97,10 @@ static int parse_args(int argc, char **argv, options *o) {
         } else if (!strcmp(a, "--dataset")) {
             const char *name = argv[++i];
             if (dataset_parse(name, &o->dataset) != 0) {
-                fprintf(stderr, "ram-glimpses: unknown --dataset '%s' (mnist, translated60, "
-                                "cluttered60 or cluttered100)\n", name);
+                fprintf(stderr,
+                        "ram-glimpses: unknown --dataset '%s' (mnist, translated60, "
+                        "cluttered60 or cluttered100)\n",
+                        name);
                 return -1;
             }
         } else if (!strcmp(a, "--policy")) {
@@ -681,8 +683,8 @@ int main(int argc, char **argv) {
     const source src = {.kind = o.dataset,
                         .digits = images,
                         .n = n,
-                        .seed = strcmp(o.split, "train") == 0 ? DATASET_VAL_SEED
-                                                              : DATASET_TEST_SEED,
+                        .seed =
+                            strcmp(o.split, "train") == 0 ? DATASET_VAL_SEED : DATASET_TEST_SEED,
                         .pixels = pixels};
     const int chunk = 100; /* batch for the --errors search */
     int count = o.count;
@@ -797,8 +799,8 @@ int main(int argc, char **argv) {
         wrong += pred[i] != truth[i];
     printf("ram-glimpses: wrote %s (%d x %d): %d %s image%s from #%d, %d misclassified, %d "
            "glimpses, %s locations\n",
-           o.out, cv.w, cv.h, rows, dataset_name(o.dataset), rows == 1 ? "" : "s", index[0],
-           wrong, T, source_names[o.source]);
+           o.out, cv.w, cv.h, rows, dataset_name(o.dataset), rows == 1 ? "" : "s", index[0], wrong,
+           T, source_names[o.source]);
     rc = 0;
 
 done:

@@ -42,35 +42,36 @@ static double now(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: ram-train [options]\n"
-            "data and run:\n"
-            "  --data DIR            directory with the four MNIST IDX files (data/mnist)\n"
-            "  --dataset NAME        mnist, translated60, cluttered60 or cluttered100 (mnist);\n"
-            "                        training images are placed afresh every epoch\n"
-            "  --epochs N            epochs (100)            --batch N      batch size (64)\n"
-            "  --seed N              seed of init, sampling and shuffling (1)\n"
-            "  --threads N           worker threads (2)      --val N        validation images (10000)\n"
-            "  --train-limit N       use only the first N training images (all)\n"
-            "  --time-budget SEC     stop after this many seconds of training (none)\n"
-            "  --out FILE            best model by validation error (ram-mnist.ram)\n"
-            "  --checkpoint FILE     checkpoint written every epoch (OUT.ckpt)\n"
-            "  --resume FILE         continue from a checkpoint (same options, same threads)\n"
-            "  --log FILE            per-epoch CSV: epoch,seconds,train_error,val_error,lr,...\n"
-            "  --quiet               no live progress line\n"
-            "model:\n"
-            "  --glimpses N (6)  --patch N (8)  --depth N (1)  --scale F (2)\n"
-            "  --glimpse-hidden N (128)  --loc-hidden N (128)  --glimpse-out N (256)\n"
-            "  --hidden N (256)  --core rnn|lstm (rnn)  --form additive|concat (additive)\n"
-            "  --std F (0.17)  --unit-pixels F (13; 0 = image edge)  --bound tanh|hardtanh (tanh)\n"
-            "  --init-scale F (0.1)\n"
-            "policy:\n"
-            "  --baseline linear|scalar|none (linear)  --reward-scale F (1)  --discount F (1)\n"
-            "  --reinforce-core      let REINFORCE train the core too (default: location net only)\n"
-            "optimizer:\n"
-            "  --optim adam|sgd (adam)  --lr F (1e-3)  --lr-final F (= lr)\n"
-            "  --decay-epochs N      linear lr decay over N epochs (= epochs)\n"
-            "  --momentum F (0.9)  --nesterov  --clip F (5; 0 = off)\n");
+    fprintf(
+        f,
+        "usage: ram-train [options]\n"
+        "data and run:\n"
+        "  --data DIR            directory with the four MNIST IDX files (data/mnist)\n"
+        "  --dataset NAME        mnist, translated60, cluttered60 or cluttered100 (mnist);\n"
+        "                        training images are placed afresh every epoch\n"
+        "  --epochs N            epochs (100)            --batch N      batch size (64)\n"
+        "  --seed N              seed of init, sampling and shuffling (1)\n"
+        "  --threads N           worker threads (2)      --val N        validation images (10000)\n"
+        "  --train-limit N       use only the first N training images (all)\n"
+        "  --time-budget SEC     stop after this many seconds of training (none)\n"
+        "  --out FILE            best model by validation error (ram-mnist.ram)\n"
+        "  --checkpoint FILE     checkpoint written every epoch (OUT.ckpt)\n"
+        "  --resume FILE         continue from a checkpoint (same options, same threads)\n"
+        "  --log FILE            per-epoch CSV: epoch,seconds,train_error,val_error,lr,...\n"
+        "  --quiet               no live progress line\n"
+        "model:\n"
+        "  --glimpses N (6)  --patch N (8)  --depth N (1)  --scale F (2)\n"
+        "  --glimpse-hidden N (128)  --loc-hidden N (128)  --glimpse-out N (256)\n"
+        "  --hidden N (256)  --core rnn|lstm (rnn)  --form additive|concat (additive)\n"
+        "  --std F (0.17)  --unit-pixels F (13; 0 = image edge)  --bound tanh|hardtanh (tanh)\n"
+        "  --init-scale F (0.1)\n"
+        "policy:\n"
+        "  --baseline linear|scalar|none (linear)  --reward-scale F (1)  --discount F (1)\n"
+        "  --reinforce-core      let REINFORCE train the core too (default: location net only)\n"
+        "optimizer:\n"
+        "  --optim adam|sgd (adam)  --lr F (1e-3)  --lr-final F (= lr)\n"
+        "  --decay-epochs N      linear lr decay over N epochs (= epochs)\n"
+        "  --momentum F (0.9)  --nesterov  --clip F (5; 0 = off)\n");
 }
 
 static int parse(int argc, char **argv, options *o) {
@@ -159,27 +160,42 @@ static int parse(int argc, char **argv, options *o) {
             o->log = v;
         } else if (FLAG("--quiet")) {
             o->quiet = 1;
-        } else if (FLAG("--epochs")) INT(o->epochs);
-        else if (FLAG("--batch")) INT(o->batch);
-        else if (FLAG("--threads")) INT(o->threads);
-        else if (FLAG("--val")) INT(o->val);
-        else if (FLAG("--train-limit")) INT(o->train_limit);
-        else if (FLAG("--decay-epochs")) INT(o->decay_epochs);
-        else if (FLAG("--time-budget")) REAL(o->time_budget);
+        } else if (FLAG("--epochs"))
+            INT(o->epochs);
+        else if (FLAG("--batch"))
+            INT(o->batch);
+        else if (FLAG("--threads"))
+            INT(o->threads);
+        else if (FLAG("--val"))
+            INT(o->val);
+        else if (FLAG("--train-limit"))
+            INT(o->train_limit);
+        else if (FLAG("--decay-epochs"))
+            INT(o->decay_epochs);
+        else if (FLAG("--time-budget"))
+            REAL(o->time_budget);
         else if (FLAG("--seed")) {
             REAL(r);
             o->seed = (uint64_t)r;
-        } else if (FLAG("--glimpses")) INT(o->mp.glimpses);
-        else if (FLAG("--patch")) INT(o->mp.glimpse.patch);
-        else if (FLAG("--depth")) INT(o->mp.glimpse.depth);
+        } else if (FLAG("--glimpses"))
+            INT(o->mp.glimpses);
+        else if (FLAG("--patch"))
+            INT(o->mp.glimpse.patch);
+        else if (FLAG("--depth"))
+            INT(o->mp.glimpse.depth);
         else if (FLAG("--scale")) {
             REAL(r);
             o->mp.glimpse.scale = (float)r;
-        } else if (FLAG("--glimpse-hidden")) INT(o->mp.glimpse_hidden);
-        else if (FLAG("--loc-hidden")) INT(o->mp.loc_hidden);
-        else if (FLAG("--glimpse-out")) INT(o->mp.glimpse_out);
-        else if (FLAG("--hidden")) INT(o->mp.core_hidden);
-        else if (FLAG("--core")) CHOICE(o->mp.core, "rnn", RAM_CORE_RNN, "lstm", RAM_CORE_LSTM);
+        } else if (FLAG("--glimpse-hidden"))
+            INT(o->mp.glimpse_hidden);
+        else if (FLAG("--loc-hidden"))
+            INT(o->mp.loc_hidden);
+        else if (FLAG("--glimpse-out"))
+            INT(o->mp.glimpse_out);
+        else if (FLAG("--hidden"))
+            INT(o->mp.core_hidden);
+        else if (FLAG("--core"))
+            CHOICE(o->mp.core, "rnn", RAM_CORE_RNN, "lstm", RAM_CORE_LSTM);
         else if (FLAG("--form"))
             CHOICE(o->mp.form, "additive", RAM_GLIMPSE_ADDITIVE, "concat", RAM_GLIMPSE_CONCAT);
         else if (FLAG("--bound"))
@@ -195,9 +211,12 @@ static int parse(int argc, char **argv, options *o) {
             o->mp.init_scale = (float)r;
         } else if (FLAG("--baseline")) {
             NEED();
-            if (!strcmp(v, "linear")) o->pp.baseline = RAM_BASELINE_LINEAR;
-            else if (!strcmp(v, "scalar")) o->pp.baseline = RAM_BASELINE_SCALAR;
-            else if (!strcmp(v, "none")) o->pp.baseline = RAM_BASELINE_NONE;
+            if (!strcmp(v, "linear"))
+                o->pp.baseline = RAM_BASELINE_LINEAR;
+            else if (!strcmp(v, "scalar"))
+                o->pp.baseline = RAM_BASELINE_SCALAR;
+            else if (!strcmp(v, "none"))
+                o->pp.baseline = RAM_BASELINE_NONE;
             else {
                 fprintf(stderr, "ram-train: --baseline must be linear, scalar or none\n");
                 return -1;
@@ -210,7 +229,8 @@ static int parse(int argc, char **argv, options *o) {
             o->pp.discount = (float)r;
         } else if (FLAG("--reinforce-core")) {
             o->pp.detach_core = 0;
-        } else if (FLAG("--optim")) CHOICE(o->tp.optimizer, "adam", RAM_OPT_ADAM, "sgd", RAM_OPT_SGD);
+        } else if (FLAG("--optim"))
+            CHOICE(o->tp.optimizer, "adam", RAM_OPT_ADAM, "sgd", RAM_OPT_SGD);
         else if (FLAG("--lr")) {
             REAL(r);
             o->tp.lr = (float)r;
@@ -246,7 +266,7 @@ static int parse(int argc, char **argv, options *o) {
     do {                                                                                           \
         ram_status s_ = (call);                                                                    \
         if (s_ != RAM_OK) {                                                                        \
-            fprintf(stderr, "ram-train: %s: %s\n", ram_status_string(s_), ram_last_error());      \
+            fprintf(stderr, "ram-train: %s: %s\n", ram_status_string(s_), ram_last_error());       \
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)
@@ -264,8 +284,10 @@ static void make_image(dataset_kind kind, const float *images, int pixels, int n
 static void fmt_time(double s, char *buf, size_t len) {
     if (s < 0 || !isfinite(s)) s = 0;
     int h = (int)(s / 3600), m = (int)(fmod(s, 3600) / 60), sec = (int)fmod(s, 60);
-    if (h) snprintf(buf, len, "%dh%02dm", h, m);
-    else snprintf(buf, len, "%dm%02ds", m, sec);
+    if (h)
+        snprintf(buf, len, "%dh%02dm", h, m);
+    else
+        snprintf(buf, len, "%dm%02ds", m, sec);
 }
 
 int main(int argc, char **argv) {
@@ -324,15 +346,14 @@ int main(int argc, char **argv) {
             fprintf(stderr, "ram-train: %s was not written by ram-train\n", o.resume);
             goto fail;
         }
-        fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n",
-                o.resume, st.epoch, 100 * st.best_val);
+        fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n", o.resume,
+                st.epoch, 100 * st.best_val);
     }
     fprintf(stderr,
             "libram %s: %s %dx%d, %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / "
             "%d validation images, batch %d, %d threads\n",
-            ram_version_string(), dataset_name(o.dataset), h, w,
-            ram_model_param_count(model), o.mp.glimpses,
-            o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
+            ram_version_string(), dataset_name(o.dataset), h, w, ram_model_param_count(model),
+            o.mp.glimpses, o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
             o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val, o.batch, o.threads);
     if (o.log) {
         log = fopen(o.log, st.epoch > 0 ? "a" : "w");

@@ -8,29 +8,48 @@
 
 static _Thread_local char last_error[512];
 
-unsigned ram_version_number(void) { return RAM_VERSION_NUMBER; }
-const char *ram_version_string(void) { return RAM_VERSION_STRING; }
+unsigned ram_version_number(void) {
+    return RAM_VERSION_NUMBER;
+}
+const char *ram_version_string(void) {
+    return RAM_VERSION_STRING;
+}
 
 const char *ram_status_string(ram_status s) {
     switch (s) {
-    case RAM_OK: return "ok";
-    case RAM_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case RAM_ERR_OUT_OF_MEMORY: return "out of memory";
-    case RAM_ERR_IO: return "i/o error";
-    case RAM_ERR_FORMAT: return "not a valid libram file";
-    case RAM_ERR_VERSION: return "unsupported file format version";
-    case RAM_ERR_CORRUPT: return "corrupt or truncated file";
-    case RAM_ERR_NUMERIC: return "non-finite number";
-    case RAM_ERR_MISMATCH: return "configuration mismatch";
-    case RAM_ERR_BUFFER_TOO_SMALL: return "buffer too small";
-    case RAM_ERR_THREAD: return "thread creation failed";
+    case RAM_OK:
+        return "ok";
+    case RAM_ERR_INVALID_ARGUMENT:
+        return "invalid argument";
+    case RAM_ERR_OUT_OF_MEMORY:
+        return "out of memory";
+    case RAM_ERR_IO:
+        return "i/o error";
+    case RAM_ERR_FORMAT:
+        return "not a valid libram file";
+    case RAM_ERR_VERSION:
+        return "unsupported file format version";
+    case RAM_ERR_CORRUPT:
+        return "corrupt or truncated file";
+    case RAM_ERR_NUMERIC:
+        return "non-finite number";
+    case RAM_ERR_MISMATCH:
+        return "configuration mismatch";
+    case RAM_ERR_BUFFER_TOO_SMALL:
+        return "buffer too small";
+    case RAM_ERR_THREAD:
+        return "thread creation failed";
     }
     return "unknown status";
 }
 
-const char *ram_last_error(void) { return last_error; }
+const char *ram_last_error(void) {
+    return last_error;
+}
 
-void ram_clear_error(void) { last_error[0] = '\0'; }
+void ram_clear_error(void) {
+    last_error[0] = '\0';
+}
 
 ram_status ram_fail(ram_status s, const char *fmt, ...) {
     va_list ap;

@@ -61,7 +61,9 @@ ram_status ram_glimpse_create(const ram_glimpse_params *p, ram_glimpse **out) {
     return RAM_OK;
 }
 
-void ram_glimpse_free(ram_glimpse *g) { free(g); }
+void ram_glimpse_free(ram_glimpse *g) {
+    free(g);
+}
 
 size_t ram_glimpse_size(const ram_glimpse *g, int channels) {
     if (!g || channels < 1) return 0;
@@ -75,8 +77,8 @@ static long square_start(float l, int extent, int side) {
     double centre = ((double)l + 1.0) * extent * 0.5;
     double start = floor(centre - side * 0.5 + 0.5);
     double lim = (double)extent + 2.0 * side + 2;
-    if (start < -lim) start = -lim;
-    if (start > lim) start = lim;
+    if (!(start >= -lim)) start = -lim; /* also catches NaN: no undefined cast */
+    if (!(start <= lim)) start = lim;
     return (long)start;
 }
 
@@ -103,7 +105,8 @@ void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h
                     if (c1 > w) c1 = w;
                     float sum = 0.0f;
                     for (long r = r0; r < r1; r++)
-                        for (long cc = c0; cc < c1; cc++) sum += plane[(size_t)r * w + cc];
+                        for (long cc = c0; cc < c1; cc++)
+                            sum += plane[(size_t)r * w + cc];
                     long area = rows * cols;
                     o[i * P + j] = area > 0 ? sum / (float)area : 0.0f;
                 }
@@ -123,9 +126,9 @@ ram_status ram_glimpse_extract(const ram_glimpse *g, const float *images, int n,
     if (out_len / per < (size_t)n)
         return ram_fail(RAM_ERR_BUFFER_TOO_SMALL,
                         "glimpse_extract: out holds %zu floats, %zu x %d needed", out_len, per, n);
-    for (int i = 0; i < 2 * n; i++)
+    for (size_t i = 0; i < 2 * (size_t)n; i++)
         if (!isfinite(locs[i]))
-            return ram_fail(RAM_ERR_NUMERIC, "glimpse_extract: location %d is not finite", i / 2);
+            return ram_fail(RAM_ERR_NUMERIC, "glimpse_extract: location %zu is not finite", i / 2);
     const size_t img_size = (size_t)c * h * w;
     for (int i = 0; i < n; i++)
         ram_glimpse_one(g, images + i * img_size, c, h, w, locs[2 * i], locs[2 * i + 1],

@@ -25,7 +25,7 @@ RAM_HIDDEN ram_status ram_copy_params(void *dst, size_t full, const void *user, 
 
 typedef struct ram_rng {
     uint64_t s[4];
-    double spare;   /* second Box-Muller normal */
+    double spare; /* second Box-Muller normal */
     int has_spare;
 } ram_rng;
 
@@ -68,35 +68,43 @@ RAM_HIDDEN void ram_lstm_forward(float *gates, const float *c_prev, float *c, fl
 /* Given dh, dc (n x H, gradient w.r.t. h_t and c_t), writes dgates (n x 4H,
  * w.r.t. pre-activations) and dc_prev (n x H). */
 RAM_HIDDEN void ram_lstm_backward(const float *gates, const float *c_prev, const float *c,
-                                  const float *dh, const float *dc, float *dgates,
-                                  float *dc_prev, int n, int H);
+                                  const float *dh, const float *dc, float *dgates, float *dc_prev,
+                                  int n, int H);
 /* Row-wise softmax of logits into probs (n x k). */
 RAM_HIDDEN void ram_softmax(const float *logits, float *probs, int n, int k);
 
 /* ---- model (model.c) ---- */
 
 enum ram_tensor_id {
-    RAM_T_G1_W, RAM_T_G1_B, /* rho -> h_g */
-    RAM_T_L1_W, RAM_T_L1_B, /* l -> h_l */
-    RAM_T_G2_W, RAM_T_G2_B, /* h_g -> g (ADDITIVE) or [h_g; h_l] -> g (CONCAT) */
-    RAM_T_L2_W, RAM_T_L2_B, /* h_l -> g (ADDITIVE only; empty for CONCAT) */
-    RAM_T_CX_W, RAM_T_CH_W, RAM_T_C_B, /* core: input, recurrent, bias (x4 for LSTM) */
-    RAM_T_LOC_W, RAM_T_LOC_B,          /* h -> mu */
-    RAM_T_CLS_W, RAM_T_CLS_B,          /* h_T -> logits */
+    RAM_T_G1_W,
+    RAM_T_G1_B, /* rho -> h_g */
+    RAM_T_L1_W,
+    RAM_T_L1_B, /* l -> h_l */
+    RAM_T_G2_W,
+    RAM_T_G2_B, /* h_g -> g (ADDITIVE) or [h_g; h_l] -> g (CONCAT) */
+    RAM_T_L2_W,
+    RAM_T_L2_B, /* h_l -> g (ADDITIVE only; empty for CONCAT) */
+    RAM_T_CX_W,
+    RAM_T_CH_W,
+    RAM_T_C_B, /* core: input, recurrent, bias (x4 for LSTM) */
+    RAM_T_LOC_W,
+    RAM_T_LOC_B, /* h -> mu */
+    RAM_T_CLS_W,
+    RAM_T_CLS_B, /* h_T -> logits */
     RAM_T_COUNT
 };
 
 typedef struct ram_tensor_info {
-    size_t off;      /* offset into ram_model.w */
-    int rows, cols;  /* biases: rows x 1 */
+    size_t off;     /* offset into ram_model.w */
+    int rows, cols; /* biases: rows x 1 */
 } ram_tensor_info;
 
 struct ram_model {
     ram_model_params p;
     struct ram_glimpse sensor;
-    int rho_size;   /* C * depth * patch^2 */
-    int hgl;        /* glimpse_hidden + loc_hidden: width of the [h_g; h_l] buffer */
-    int gates;      /* core_hidden (RNN) or 4 * core_hidden (LSTM) */
+    int rho_size;           /* C * depth * patch^2 */
+    int hgl;                /* glimpse_hidden + loc_hidden: width of the [h_g; h_l] buffer */
+    int gates;              /* core_hidden (RNN) or 4 * core_hidden (LSTM) */
     float range_x, range_y; /* policy [-1,1] -> retina [-1,1] factor per axis */
     ram_tensor_info t[RAM_T_COUNT];
     size_t n_params;
@@ -104,6 +112,14 @@ struct ram_model {
 };
 
 RAM_HIDDEN ram_status ram_model_validate(const ram_model_params *p);
+/* Same architecture: every field but the initialisation (seed, init_scale). */
+RAM_HIDDEN bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b);
+static inline int ram_argmax(const float *p, int k) {
+    int best = 0;
+    for (int j = 1; j < k; j++)
+        if (p[j] > p[best]) best = j;
+    return best;
+}
 /* Fill layout fields (everything but w) from p->.  p must be valid. */
 RAM_HIDDEN void ram_model_layout(struct ram_model *m, const ram_model_params *p);
 RAM_HIDDEN ram_status ram_model_alloc(const ram_model_params *p, struct ram_model **out);
@@ -121,7 +137,6 @@ typedef enum ram_loc_mode {
 /* Caches for one forward/backward pass over up to max_n images. */
 typedef struct ram_ws {
     int max_n;
-    bool train; /* backward buffers allocated */
     float *rho;   /* T x n x rho_size */
     float *loc;   /* T x n x 2, the locations used (policy frame) */
     float *mupre; /* T x n x 2, location mean before the bound */
@@ -132,8 +147,7 @@ typedef struct ram_ws {
     float *h;     /* (T+1) x n x H, h[0] = 0 */
     float *c;     /* (T+1) x n x H (LSTM) */
     float *probs; /* n x classes */
-    float *retina; /* n x 2 scratch */
-    float *aux;    /* T x n x 2: noise or given locations for classify_ex */
+    float *aux;   /* T x n x 2: noise or given locations for classify_ex */
     /* backward */
     float *dh, *dh2, *dc, *dc2, *dgates, *dg, *dhgl, *dlogits, *dmu;
     float *grad; /* n_params */
@@ -148,8 +162,8 @@ RAM_HIDDEN void ram_model_forward(const struct ram_model *m, ram_ws *ws, const f
 /* Backward: ws->dlogits (n x classes) and, if dmu != NULL, the loss gradient
  * w.r.t. mu_t (T x n x 2).  Accumulates into ws->grad (not zeroed here).
  * detach_core: the location gradient stops at the location network. */
-RAM_HIDDEN void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n,
-                                   const float *dmu, bool detach_core);
+RAM_HIDDEN void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
+                                   bool detach_core);
 
 /* ---- policy (reinforce.c) ---- */
 
@@ -161,8 +175,7 @@ struct ram_policy {
 };
 
 /* Baseline values b[t*n + i] from the decision states h[t] (T+1 x n x H). */
-RAM_HIDDEN void ram_baseline_forward(const struct ram_policy *pol, const float *h, int n,
-                                     float *b);
+RAM_HIDDEN void ram_baseline_forward(const struct ram_policy *pol, const float *h, int n, float *b);
 /* Gradient of the baseline loss mean_{t,i}(b - R)^2 * (n / norm) into gbw;
  * returns the summed squared error. */
 RAM_HIDDEN double ram_baseline_backward(const struct ram_policy *pol, const float *h, int n,
@@ -196,7 +209,8 @@ RAM_HIDDEN float ram_rd_f32(ram_reader *r);
 RAM_HIDDEN bool ram_rd_floats(ram_reader *r, float *dst, size_t n);
 
 /* File container: header, chunks, CRC-32 trailer.  See docs/file-format.md. */
-#define RAM_TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+#define RAM_TAG(a, b, c, d)                                                                        \
+    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 RAM_HIDDEN void ram_file_begin(ram_buf *b);
 RAM_HIDDEN void ram_file_chunk(ram_buf *b, uint32_t tag, const ram_buf *payload);
 RAM_HIDDEN ram_status ram_file_finish_and_write(ram_buf *b, const char *path);

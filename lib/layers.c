@@ -13,7 +13,8 @@ void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W, 
         for (int i = 0; i < n; i++) {
             float *y = Y + (size_t)i * ldy;
             if (accumulate)
-                for (int j = 0; j < out; j++) y[j] += b[j];
+                for (int j = 0; j < out; j++)
+                    y[j] += b[j];
             else
                 memcpy(y, b, sizeof(float) * out);
         }
@@ -34,7 +35,8 @@ void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int 
     if (db)
         for (int i = 0; i < n; i++) {
             const float *d = dY + (size_t)i * ldy;
-            for (int j = 0; j < out; j++) db[j] += d[j];
+            for (int j = 0; j < out; j++)
+                db[j] += d[j];
         }
     if (dX)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dY, ldy, W, in,
@@ -44,7 +46,8 @@ void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int 
 void ram_relu_forward(float *Y, int n, int cols, int ld) {
     for (int i = 0; i < n; i++) {
         float *y = Y + (size_t)i * ld;
-        for (int j = 0; j < cols; j++) y[j] = y[j] > 0.0f ? y[j] : 0.0f;
+        for (int j = 0; j < cols; j++)
+            y[j] = y[j] > 0.0f ? y[j] : 0.0f;
     }
 }
 
@@ -57,7 +60,9 @@ void ram_relu_backward(const float *Y, float *dY, int n, int cols, int ld) {
     }
 }
 
-static inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline float sigmoid(float x) {
+    return 1.0f / (1.0f + expf(-x));
+}
 
 void ram_lstm_forward(float *gates, const float *c_prev, float *c, float *h, int n, int H) {
     for (int r = 0; r < n; r++) {
@@ -99,9 +104,12 @@ void ram_softmax(const float *logits, float *probs, int n, int k) {
     for (int i = 0; i < n; i++) {
         const float *z = logits + (size_t)i * k;
         float *p = probs + (size_t)i * k, mx = z[0], sum = 0.0f;
-        for (int j = 1; j < k; j++) mx = z[j] > mx ? z[j] : mx;
-        for (int j = 0; j < k; j++) sum += (p[j] = expf(z[j] - mx));
-        for (int j = 0; j < k; j++) p[j] /= sum;
+        for (int j = 1; j < k; j++)
+            mx = z[j] > mx ? z[j] : mx;
+        for (int j = 0; j < k; j++)
+            sum += (p[j] = expf(z[j] - mx));
+        for (int j = 0; j < k; j++)
+            p[j] /= sum;
     }
 }
 

@@ -54,9 +54,10 @@ ram_status ram_model_validate(const ram_model_params *p) {
     struct ram_glimpse g;
     ram_status s = ram_glimpse_init(&g, &p->glimpse);
     if (s) return s;
-    if ((double)p->channels * g.depth * g.patch * g.patch > 1 << 24)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: glimpse of %d values is too large",
-                        p->channels * g.depth * g.patch * g.patch);
+    const double rho = (double)p->channels * g.depth * g.patch * g.patch;
+    if (rho > 1 << 24)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: a glimpse of %.0f values is too large",
+                        rho);
     CHECK_RANGE(p->form, RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT);
     CHECK_RANGE(p->glimpse_hidden, 1, 65536);
     CHECK_RANGE(p->loc_hidden, 1, 65536);
@@ -66,11 +67,11 @@ ram_status ram_model_validate(const ram_model_params *p) {
     CHECK_RANGE(p->glimpses, 1, 64);
     CHECK_RANGE(p->classes, 2, 65536);
     CHECK_RANGE(p->bound, RAM_BOUND_HARDTANH, RAM_BOUND_TANH);
-    if (!isfinite(p->loc_std) || p->loc_std <= 0.0f || p->loc_std > 10.0f)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_std %g not in (0, 10]",
+    if (!(p->loc_std >= 1e-4f && p->loc_std <= 10.0f)) /* 1/std^2 must stay finite */
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_std %g not in [1e-4, 10]",
                         (double)p->loc_std);
-    if (!isfinite(p->loc_range_pixels) || p->loc_range_pixels < 0.0f)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_range_pixels %g must be >= 0",
+    if (!(p->loc_range_pixels >= 0.0f && p->loc_range_pixels <= 1e6f))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_range_pixels %g not in [0, 1e6]",
                         (double)p->loc_range_pixels);
     if (!isfinite(p->init_scale) || p->init_scale < 0.0f || p->init_scale > 10.0f)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: init_scale %g not in [0, 10]",
@@ -86,8 +87,8 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
     m->gates = p->core == RAM_CORE_LSTM ? 4 * p->core_hidden : p->core_hidden;
     m->range_x = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->width : 1.0f;
     m->range_y = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->height : 1.0f;
-    const int Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out,
-              H = p->core_hidden, K = p->classes;
+    const int Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, H = p->core_hidden,
+              K = p->classes;
     const bool concat = p->form == RAM_GLIMPSE_CONCAT;
     const int shape[RAM_T_COUNT][2] = {
         [RAM_T_G1_W] = {Hg, m->rho_size},
@@ -148,7 +149,8 @@ ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
         /* A forget-gate bias of 1 keeps the cell's memory early in training
          * (Jozefowicz et al. 2015). */
         float *b = ram_param(m, m->w, RAM_T_C_B) + p.core_hidden;
-        for (int j = 0; j < p.core_hidden; j++) b[j] = 1.0f;
+        for (int j = 0; j < p.core_hidden; j++)
+            b[j] = 1.0f;
     }
     *out = m;
     return RAM_OK;
@@ -169,15 +171,17 @@ ram_status ram_model_get_params(const ram_model *m, ram_model_params *p) {
     return RAM_OK;
 }
 
-size_t ram_model_param_count(const ram_model *m) { return m ? m->n_params : 0; }
+size_t ram_model_param_count(const ram_model *m) {
+    return m ? m->n_params : 0;
+}
 
 /* ---- workspaces ---- */
 
 void ram_ws_release(ram_ws *ws) {
-    float **bufs[] = {&ws->rho, &ws->loc,  &ws->mupre,  &ws->mu,  &ws->hgl,    &ws->g,
-                      &ws->gates, &ws->h,  &ws->c,      &ws->probs, &ws->retina, &ws->aux,
-                      &ws->dh,  &ws->dh2,  &ws->dc,     &ws->dc2, &ws->dgates, &ws->dg,
-                      &ws->dhgl, &ws->dlogits, &ws->dmu, &ws->grad};
+    float **bufs[] = {&ws->rho,     &ws->loc, &ws->mupre, &ws->mu,     &ws->hgl, &ws->g,
+                      &ws->gates,   &ws->h,   &ws->c,     &ws->probs,  &ws->aux, &ws->dh,
+                      &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates, &ws->dg,  &ws->dhgl,
+                      &ws->dlogits, &ws->dmu, &ws->grad};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
@@ -187,7 +191,6 @@ void ram_ws_release(ram_ws *ws) {
 ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train) {
     memset(ws, 0, sizeof *ws);
     ws->max_n = max_n;
-    ws->train = train;
     const size_t n = (size_t)max_n, T = m->p.glimpses, H = m->p.core_hidden;
     const bool lstm = m->p.core == RAM_CORE_LSTM;
     struct {
@@ -204,7 +207,6 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->h, (T + 1) * n * H},
         {&ws->c, lstm ? (T + 1) * n * H : 0},
         {&ws->probs, n * m->p.classes},
-        {&ws->retina, n * 2},
         {&ws->aux, T * n * 2},
         {&ws->dh, train ? n * H : 0},
         {&ws->dh2, train ? n * H : 0},
@@ -240,7 +242,9 @@ static inline float bound_grad(ram_loc_bound b, float pre, float post) {
     return pre > -1.0f && pre < 1.0f ? 1.0f : 0.0f;
 }
 
-static inline float clamp1(float x) { return x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x; }
+static inline float clamp1(float x) {
+    return x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
+}
 
 void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *images, int n,
                        ram_loc_mode mode, const float *eps_or_locs, float std) {
@@ -321,7 +325,7 @@ void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const floa
               NG = m->gates;
     const bool lstm = p->core == RAM_CORE_LSTM;
     float *w = m->w, *gw = ws->grad;
-#define W(id) ram_param(m, w, id)
+#define W(id)  ram_param(m, w, id)
 #define GW(id) ram_param(m, gw, id)
 
     float *dh = ws->dh, *dh2 = ws->dh2, *dc = ws->dc, *dc2 = ws->dc2;
@@ -346,11 +350,11 @@ void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const floa
             ram_relu_backward(hn, dh, n, H, H);
             dpre = dh;
         }
-        ram_linear_backward(dpre, NG, g, G, n, G, NG, W(RAM_T_CX_W), GW(RAM_T_CX_W),
-                            GW(RAM_T_C_B), ws->dg, G, false);
+        ram_linear_backward(dpre, NG, g, G, n, G, NG, W(RAM_T_CX_W), GW(RAM_T_CX_W), GW(RAM_T_C_B),
+                            ws->dg, G, false);
         if (t > 0)
-            ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_CH_W), GW(RAM_T_CH_W), NULL,
-                                dh2, H, false);
+            ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_CH_W), GW(RAM_T_CH_W), NULL, dh2,
+                                H, false);
 
         ram_relu_backward(g, ws->dg, n, G, G);
         if (p->form == RAM_GLIMPSE_CONCAT) {
@@ -419,23 +423,26 @@ void ram_state_free(ram_state *st) {
     free(st);
 }
 
-static bool same_shape(const ram_model_params *a, const ram_model_params *b) {
+bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
     return a->channels == b->channels && a->height == b->height && a->width == b->width &&
            a->glimpse.patch == b->glimpse.patch && a->glimpse.depth == b->glimpse.depth &&
+           a->glimpse.scale == b->glimpse.scale && a->form == b->form &&
            a->glimpse_hidden == b->glimpse_hidden && a->loc_hidden == b->loc_hidden &&
            a->glimpse_out == b->glimpse_out && a->core_hidden == b->core_hidden &&
-           a->core == b->core && a->glimpses == b->glimpses && a->classes == b->classes;
+           a->core == b->core && a->glimpses == b->glimpses && a->classes == b->classes &&
+           a->bound == b->bound && a->loc_std == b->loc_std &&
+           a->loc_range_pixels == b->loc_range_pixels;
 }
 
 ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
-                                 ram_loc_source source, ram_policy *pol, int *labels,
-                                 float *probs, float *locs) {
+                                 ram_loc_source source, ram_policy *pol, int *labels, float *probs,
+                                 float *locs) {
     if (!m || !st || !images)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: NULL model, state or images");
     if (n < 1 || n > st->ws.max_n)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: n = %d not in [1, %d] (state size)",
-                        n, st->ws.max_n);
-    if (!same_shape(&st->arch, &m->p) || st->n_params != m->n_params)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: n = %d not in [1, %d] (state size)", n,
+                        st->ws.max_n);
+    if (!ram_model_same_arch(&st->arch, &m->p) || st->n_params != m->n_params)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: state made for another architecture");
     if ((source == RAM_LOCS_SAMPLED || source == RAM_LOCS_RANDOM) && !pol)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: this location source needs a policy");
@@ -446,13 +453,17 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
     const int T = m->p.glimpses, K = m->p.classes;
     const size_t nl = (size_t)T * n * 2;
     switch (source) {
-    case RAM_LOCS_MEAN: ram_model_forward(m, ws, images, n, RAM_LOC_MEAN, NULL, 0); break;
+    case RAM_LOCS_MEAN:
+        ram_model_forward(m, ws, images, n, RAM_LOC_MEAN, NULL, 0);
+        break;
     case RAM_LOCS_SAMPLED:
-        for (size_t i = 0; i < nl; i++) ws->aux[i] = (float)ram_rng_normal(&pol->rng);
+        for (size_t i = 0; i < nl; i++)
+            ws->aux[i] = (float)ram_rng_normal(&pol->rng);
         ram_model_forward(m, ws, images, n, RAM_LOC_SAMPLE, ws->aux, pol->p.std);
         break;
     case RAM_LOCS_RANDOM:
-        for (size_t i = 0; i < nl; i++) ws->aux[i] = (float)(2 * ram_rng_uniform(&pol->rng) - 1);
+        for (size_t i = 0; i < nl; i++)
+            ws->aux[i] = (float)(2 * ram_rng_uniform(&pol->rng) - 1);
         ram_model_forward(m, ws, images, n, RAM_LOC_FIXED, ws->aux, 0);
         break;
     case RAM_LOCS_CENTER:
@@ -471,12 +482,7 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
                             i / (n * D) + 1, i / D % n);
     for (int i = 0; i < n; i++) {
         const float *pr = ws->probs + (size_t)i * K;
-        if (labels) {
-            int best = 0;
-            for (int k = 1; k < K; k++)
-                if (pr[k] > pr[best]) best = k;
-            labels[i] = best;
-        }
+        if (labels) labels[i] = ram_argmax(pr, K);
         if (probs) memcpy(probs + (size_t)i * K, pr, sizeof(float) * K);
         if (locs)
             for (int t = 0; t < T; t++) {

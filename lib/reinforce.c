@@ -39,8 +39,8 @@ ram_status ram_policy_create(const ram_policy_params *user, const ram_model *m, 
         if (p.hidden <= 0) p.hidden = m->p.core_hidden;
         if (p.steps <= 0) p.steps = m->p.glimpses;
     }
-    if (!isfinite(p.std) || p.std <= 0.0f || p.std > 10.0f)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: std %g not in (0, 10]%s",
+    if (!(p.std >= 1e-4f && p.std <= 10.0f))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: std %g not in [1e-4, 10]%s",
                         (double)p.std, m ? "" : " (no model to take it from)");
     if (p.hidden < 1 || p.hidden > 1 << 20 || p.steps < 1 || p.steps > 64)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
@@ -84,22 +84,22 @@ void ram_policy_seed(ram_policy *pol, uint64_t seed) {
 ram_status ram_policy_sample(ram_policy *pol, const float *mu, int n, float *l) {
     if (!pol || !mu || !l || n < 0)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_sample: NULL argument or n < 0");
-    for (int i = 0; i < 2 * n; i++) {
+    for (size_t i = 0; i < 2 * (size_t)n; i++) {
         if (!isfinite(mu[i]))
-            return ram_fail(RAM_ERR_NUMERIC, "policy_sample: mean %d is not finite", i / 2);
+            return ram_fail(RAM_ERR_NUMERIC, "policy_sample: mean %zu is not finite", i / 2);
         float x = mu[i] + pol->p.std * (float)ram_rng_normal(&pol->rng);
         l[i] = x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
     }
     return RAM_OK;
 }
 
-static ram_status check_common(const void *x, const void *p, const float *R, const void *out,
-                               int n, int d, float norm, const char *what) {
+static ram_status check_common(const void *x, const void *p, const float *R, const void *out, int n,
+                               int d, float norm, const char *what) {
     if (!x || !p || !R || !out)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
     if (n < 0 || d < 1 || !(norm > 0.0f) || !isfinite(norm))
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n %d, d %d or norm %g out of range", what,
-                        n, d, (double)norm);
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n %d, d %d or norm %g out of range", what, n,
+                        d, (double)norm);
     return RAM_OK;
 }
 
@@ -149,14 +149,14 @@ ram_status ram_reinforce_categorical(const int *x, const float *p, int n, int k,
     if (s) return s;
     for (int i = 0; i < n; i++) {
         if (x[i] < 0 || x[i] >= k)
-            return ram_fail(RAM_ERR_INVALID_ARGUMENT, "reinforce_categorical: x[%d] = %d", i,
-                            x[i]);
+            return ram_fail(RAM_ERR_INVALID_ARGUMENT, "reinforce_categorical: x[%d] = %d", i, x[i]);
         float px = p[(size_t)i * k + x[i]];
         if (!(px > 0.0f))
             return ram_fail(RAM_ERR_NUMERIC, "reinforce_categorical: p of the choice is %g",
                             (double)px);
         float adv = R[i] - (b ? b[i] : 0.0f);
-        for (int j = 0; j < k; j++) dp[(size_t)i * k + j] = 0.0f;
+        for (int j = 0; j < k; j++)
+            dp[(size_t)i * k + j] = 0.0f;
         dp[(size_t)i * k + x[i]] = -alpha * adv / px / norm;
     }
     return RAM_OK;
@@ -185,7 +185,8 @@ void ram_baseline_forward(const struct ram_policy *pol, const float *h, int n, f
             if (pol->p.baseline == RAM_BASELINE_LINEAR) {
                 const float *hi = h + ((size_t)t * n + i) * H;
                 v = pol->bw[H];
-                for (int j = 0; j < H; j++) v += pol->bw[j] * hi[j];
+                for (int j = 0; j < H; j++)
+                    v += pol->bw[j] * hi[j];
             } else if (pol->p.baseline == RAM_BASELINE_SCALAR) {
                 v = pol->bw[0];
             }
@@ -205,7 +206,8 @@ double ram_baseline_backward(const struct ram_policy *pol, const float *h, int n
             float d = 2.0f * e / ((float)T * norm);
             if (pol->p.baseline == RAM_BASELINE_LINEAR) {
                 const float *hi = h + ((size_t)t * n + i) * H;
-                for (int j = 0; j < H; j++) gbw[j] += d * hi[j];
+                for (int j = 0; j < H; j++)
+                    gbw[j] += d * hi[j];
                 gbw[H] += d;
             } else if (pol->p.baseline == RAM_BASELINE_SCALAR) {
                 gbw[0] += d;

@@ -12,12 +12,15 @@ static uint64_t splitmix64(uint64_t *x) {
 }
 
 void ram_rng_seed(ram_rng *r, uint64_t seed) {
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
     r->spare = 0;
     r->has_spare = 0;
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rotl(uint64_t x, int k) {
+    return (x << k) | (x >> (64 - k));
+}
 
 uint64_t ram_rng_u64(ram_rng *r) {
     uint64_t *s = r->s;
@@ -31,7 +34,9 @@ uint64_t ram_rng_u64(ram_rng *r) {
     return result;
 }
 
-double ram_rng_uniform(ram_rng *r) { return (double)(ram_rng_u64(r) >> 11) * 0x1.0p-53; }
+double ram_rng_uniform(ram_rng *r) {
+    return (double)(ram_rng_u64(r) >> 11) * 0x1.0p-53;
+}
 
 double ram_rng_normal(ram_rng *r) {
     if (r->has_spare) {

@@ -15,13 +15,13 @@
 #include <unistd.h>
 
 #define RAM_FORMAT_VERSION 1
-#define HEADER_SIZE 16       /* magic[8], u32 version, u32 kind */
-#define CHUNK_HEADER 16      /* u32 tag, u32 reserved, u64 length */
-#define MAX_FILE_SIZE (1ULL << 32)
+#define HEADER_SIZE        16 /* magic[8], u32 version, u32 kind */
+#define CHUNK_HEADER       16 /* u32 tag, u32 reserved, u64 length */
+#define MAX_FILE_SIZE      (1ULL << 32)
 static const unsigned char MAGIC[8] = {0x89, 'R', 'A', 'M', '\r', '\n', 0x1a, '\n'};
 #define TAG_ARCH RAM_TAG('A', 'R', 'C', 'H')
 #define TAG_WGHT RAM_TAG('W', 'G', 'H', 'T')
-#define TAG_END RAM_TAG('E', 'N', 'D', ' ')
+#define TAG_END  RAM_TAG('E', 'N', 'D', ' ')
 
 /* ---- CRC-32 (IEEE 802.3, as zlib) ---- */
 
@@ -31,7 +31,8 @@ static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 static void crc_init(void) {
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
         crc_table[i] = c;
     }
 }
@@ -40,7 +41,8 @@ uint32_t ram_crc32(const unsigned char *p, size_t n) {
     pthread_once(&crc_once, crc_init);
     const uint32_t *table = crc_table;
     uint32_t c = 0xffffffffu;
-    for (size_t i = 0; i < n; i++) c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+    for (size_t i = 0; i < n; i++)
+        c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
     return c ^ 0xffffffffu;
 }
 
@@ -50,7 +52,8 @@ static void buf_reserve(ram_buf *b, size_t extra) {
     if (b->failed) return;
     if (b->len + extra <= b->cap) return;
     size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) cap *= 2;
+    while (cap < b->len + extra)
+        cap *= 2;
     unsigned char *d = realloc(b->data, cap);
     if (!d) {
         b->failed = true;
@@ -85,7 +88,8 @@ void ram_buf_f32(ram_buf *b, float v) {
 
 void ram_buf_floats(ram_buf *b, const float *p, size_t n) {
     buf_reserve(b, 4 * n);
-    for (size_t i = 0; i < n && !b->failed; i++) ram_buf_f32(b, p[i]);
+    for (size_t i = 0; i < n && !b->failed; i++)
+        ram_buf_f32(b, p[i]);
 }
 
 void ram_file_begin(ram_buf *b) {
@@ -123,6 +127,11 @@ ram_status ram_file_finish_and_write(ram_buf *b, const char *path) {
         free(b->data);
         return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: out of memory building the file", path);
     }
+    if (b->len >= MAX_FILE_SIZE) { /* the loader would refuse it */
+        free(b->data);
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: %zu bytes: files must stay under 4 GiB",
+                        path, b->len);
+    }
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 16);
     if (!tmp) {
@@ -142,7 +151,8 @@ ram_status ram_file_finish_and_write(ram_buf *b, const char *path) {
      * at an empty file on some file systems. */
     if (!s && fsync(fd) != 0)
         s = ram_fail(RAM_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && !s) s = ram_fail(RAM_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
+    if (close(fd) != 0 && !s)
+        s = ram_fail(RAM_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
     if (!s && rename(tmp, path) != 0)
         s = ram_fail(RAM_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
     if (s) {
@@ -202,7 +212,8 @@ bool ram_rd_floats(ram_reader *r, float *dst, size_t n) {
         r->bad = true;
         return false;
     }
-    for (size_t i = 0; i < n; i++) dst[i] = ram_rd_f32(r);
+    for (size_t i = 0; i < n; i++)
+        dst[i] = ram_rd_f32(r);
     return true;
 }
 
@@ -223,7 +234,10 @@ ram_status ram_file_read(const char *path, unsigned char **data, size_t *len) {
                 break;
             }
             unsigned char *nd = realloc(d, cap * 2);
-            if (!nd) break;
+            if (!nd) {
+                s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: out of memory reading the file", path);
+                break;
+            }
             d = nd;
             cap *= 2;
         }
@@ -276,8 +290,9 @@ ram_status ram_file_read(const char *path, unsigned char **data, size_t *len) {
             uint32_t want = ram_rd_u32(&r), got = ram_crc32(d, at);
             if (want != got) {
                 free(d);
-                return ram_fail(RAM_ERR_CORRUPT, "%s: checksum mismatch (stored %08x, computed %08x)",
-                                path, want, got);
+                return ram_fail(RAM_ERR_CORRUPT,
+                                "%s: checksum mismatch (stored %08x, computed %08x)", path, want,
+                                got);
             }
             break;
         }
@@ -308,14 +323,15 @@ bool ram_file_find(const unsigned char *data, size_t len, uint32_t tag, ram_read
 void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
     const ram_model_params *p = &m->p;
     ram_buf c = {0};
-    const uint32_t ints[] = {p->channels,       p->height,     p->width,       p->glimpse.patch,
-                             p->glimpse.depth};
-    for (size_t i = 0; i < 5; i++) ram_buf_u32(&c, ints[i]);
+    const uint32_t ints[] = {p->channels, p->height, p->width, p->glimpse.patch, p->glimpse.depth};
+    for (size_t i = 0; i < 5; i++)
+        ram_buf_u32(&c, ints[i]);
     ram_buf_f32(&c, p->glimpse.scale);
-    const uint32_t ints2[] = {p->form,        p->glimpse_hidden, p->loc_hidden, p->glimpse_out,
-                              p->core_hidden, p->core,           p->glimpses,   p->classes,
-                              p->bound};
-    for (size_t i = 0; i < 9; i++) ram_buf_u32(&c, ints2[i]);
+    const uint32_t ints2[] = {p->form,        p->glimpse_hidden, p->loc_hidden,
+                              p->glimpse_out, p->core_hidden,    p->core,
+                              p->glimpses,    p->classes,        p->bound};
+    for (size_t i = 0; i < 9; i++)
+        ram_buf_u32(&c, ints2[i]);
     ram_buf_f32(&c, p->loc_std);
     ram_buf_f32(&c, p->loc_range_pixels);
     ram_buf_f32(&c, p->init_scale);
@@ -362,7 +378,11 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
     p.seed = ram_rd_u64(&a);
     if (a.bad) return ram_fail(RAM_ERR_FORMAT, "model file: ARCH chunk too short");
     ram_status s = ram_model_validate(&p);
-    if (s) return ram_fail(RAM_ERR_FORMAT, "model file: bad architecture: %s", ram_last_error());
+    if (s) {
+        char why[512]; /* ram_last_error() is the buffer ram_fail writes to */
+        snprintf(why, sizeof why, "%s", ram_last_error());
+        return ram_fail(RAM_ERR_FORMAT, "model file: bad architecture: %s", why);
+    }
     struct ram_model layout;
     ram_model_layout(&layout, &p);
     /* Check the tensor table against the architecture before allocating. */

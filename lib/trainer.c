@@ -38,14 +38,14 @@ void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size) {
 /* What one worker computes on its slice of the batch. */
 typedef struct worker {
     ram_ws ws;
-    float *gbw;          /* baseline gradient */
-    float *b, *R, *dmu;  /* T x n baseline, returns; T x n x 2 location gradient */
+    float *gbw;         /* baseline gradient */
+    float *b, *R, *dmu; /* T x n baseline, returns; T x n x 2 location gradient */
     int *pred;
     double nll, sse, surrogate, correct, reward, baseline; /* sums over the slice */
     long errors;
-    int i0, i1;          /* the slice [i0, i1) of the current batch */
+    int i0, i1; /* the slice [i0, i1) of the current batch */
     struct ram_trainer *owner;
-    bool started;        /* a thread runs this worker (k > 0) */
+    bool started; /* a thread runs this worker (k > 0) */
     pthread_t thread;
 } worker;
 
@@ -55,10 +55,10 @@ struct ram_trainer {
     ram_trainer_params p;
     int nw;
     worker *w;
-    float *eps;       /* max_batch x T x 2, sample-major: independent of the split */
-    float *m1, *m2;   /* optimizer state over [model weights, baseline weights] */
+    float *eps;     /* max_batch x T x 2, sample-major: independent of the split */
+    float *m1, *m2; /* optimizer state over [model weights, baseline weights] */
     long step;
-    ram_rng rng;      /* shuffling */
+    ram_rng rng; /* shuffling */
     /* the batch being processed */
     const float *images;
     const int *labels;
@@ -95,13 +95,8 @@ static void run_slice(ram_trainer *t, worker *wk) {
 
     if (!t->training) {
         ram_model_forward(m, ws, images, n, RAM_LOC_MEAN, NULL, 0);
-        for (int i = 0; i < n; i++) {
-            const float *pr = ws->probs + (size_t)i * K;
-            int best = 0;
-            for (int k = 1; k < K; k++)
-                if (pr[k] > pr[best]) best = k;
-            wk->errors += best != labels[i];
-        }
+        for (int i = 0; i < n; i++)
+            wk->errors += ram_argmax(ws->probs + (size_t)i * K, K) != labels[i];
         return;
     }
 
@@ -116,14 +111,13 @@ static void run_slice(ram_trainer *t, worker *wk) {
 
     for (int i = 0; i < n; i++) {
         const float *pr = ws->probs + (size_t)i * K;
-        int best = 0;
-        for (int k = 1; k < K; k++)
-            if (pr[k] > pr[best]) best = k;
+        const int best = ram_argmax(pr, K);
         wk->pred[i] = best;
         wk->correct += best == labels[i];
         wk->nll -= log(pr[labels[i]] > 1e-30f ? pr[labels[i]] : 1e-30f);
         float *dl = ws->dlogits + (size_t)i * K;
-        for (int k = 0; k < K; k++) dl[k] = (pr[k] - (k == labels[i])) / N;
+        for (int k = 0; k < K; k++)
+            dl[k] = (pr[k] - (k == labels[i])) / N;
     }
     /* Returns (R laid out T x n here) and the baseline at each decision. */
     for (int i = 0; i < n; i++) {
@@ -165,7 +159,8 @@ static void *worker_loop(void *arg) {
     long seen = 0;
     for (;;) {
         pthread_mutex_lock(&t->mu);
-        while (t->generation == seen && !t->quit) pthread_cond_wait(&t->go, &t->mu);
+        while (t->generation == seen && !t->quit)
+            pthread_cond_wait(&t->go, &t->mu);
         if (t->quit) {
             pthread_mutex_unlock(&t->mu);
             return NULL;
@@ -195,7 +190,8 @@ static void run_all(ram_trainer *t, int n) {
     run_slice(t, &t->w[0]);
     if (t->nw > 1) {
         pthread_mutex_lock(&t->mu);
-        while (t->pending > 0) pthread_cond_wait(&t->done, &t->mu);
+        while (t->pending > 0)
+            pthread_cond_wait(&t->done, &t->mu);
         pthread_mutex_unlock(&t->mu);
     }
 }
@@ -243,8 +239,7 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
     if (p.optimizer != RAM_OPT_SGD && p.optimizer != RAM_OPT_ADAM)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_create: unknown optimizer %d",
                         (int)p.optimizer);
-    if (!isfinite(p.lr) || p.lr < 0 || !isfinite(p.lr_final) || p.lr_final < 0 ||
-        p.decay_steps < 0)
+    if (!isfinite(p.lr) || p.lr < 0 || !isfinite(p.lr_final) || p.lr_final < 0 || p.decay_steps < 0)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "trainer_create: lr %g, lr_final %g must be >= 0, decay_steps >= 0",
                         (double)p.lr, (double)p.lr_final);
@@ -286,7 +281,7 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
             ram_trainer_free(t);
             return s;
         }
-        wk->gbw = calloc(pol->n_bw + 1, sizeof(float));
+        wk->gbw = calloc(pol->n_bw ? pol->n_bw : 1, sizeof(float));
         wk->b = malloc(sizeof(float) * T * slice);
         wk->R = malloc(sizeof(float) * T * slice);
         wk->dmu = malloc(sizeof(float) * T * slice * 2);
@@ -303,8 +298,7 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
             wk->owner = t;
             if (pthread_create(&wk->thread, NULL, worker_loop, wk)) {
                 ram_trainer_free(t);
-                return ram_fail(RAM_ERR_THREAD, "trainer_create: cannot start worker thread %d",
-                                k);
+                return ram_fail(RAM_ERR_THREAD, "trainer_create: cannot start worker thread %d", k);
             }
             wk->started = true;
         }
@@ -320,7 +314,8 @@ oom:
 
 static ram_status check_batch(const ram_trainer *t, const float *images, const int *labels, int n,
                               int max_n, const char *what) {
-    if (!t || !images || !labels) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
+    if (!t || !images || !labels)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
     if (n < 1 || n > max_n)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n = %d not in [1, %d]", what, n, max_n);
     const int K = t->m->p.classes;
@@ -372,7 +367,8 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     if (s) return s;
     const int T = t->m->p.glimpses;
     const ram_rng rng_before = t->pol->rng; /* a failed step must change nothing */
-    for (size_t i = 0; i < (size_t)n * T * 2; i++) t->eps[i] = (float)ram_rng_normal(&t->pol->rng);
+    for (size_t i = 0; i < (size_t)n * T * 2; i++)
+        t->eps[i] = (float)ram_rng_normal(&t->pol->rng);
     t->images = images;
     t->labels = labels;
     t->n = n;
@@ -386,8 +382,10 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     for (int k = 0; k < t->nw; k++) {
         worker *wk = &t->w[k];
         if (k > 0) {
-            for (size_t i = 0; i < np; i++) g[i] += wk->ws.grad[i];
-            for (size_t i = 0; i < nb; i++) gb[i] += wk->gbw[i];
+            for (size_t i = 0; i < np; i++)
+                g[i] += wk->ws.grad[i];
+            for (size_t i = 0; i < nb; i++)
+                gb[i] += wk->gbw[i];
         }
         nll += wk->nll;
         sse += wk->sse;
@@ -397,8 +395,10 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
         base += wk->baseline;
     }
     double sq = 0;
-    for (size_t i = 0; i < np; i++) sq += (double)g[i] * g[i];
-    for (size_t i = 0; i < nb; i++) sq += (double)gb[i] * gb[i];
+    for (size_t i = 0; i < np; i++)
+        sq += (double)g[i] * g[i];
+    for (size_t i = 0; i < nb; i++)
+        sq += (double)gb[i] * gb[i];
     const double norm = sqrt(sq);
     if (!isfinite(norm) || !isfinite(nll)) {
         t->pol->rng = rng_before;
@@ -415,7 +415,8 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     t->step++;
     if (stats) {
         stats->nll = (float)(nll / n);
-        stats->baseline_mse = (float)(sse / ((double)n * T));
+        stats->baseline_mse =
+            t->pol->p.baseline == RAM_BASELINE_NONE ? 0.0f : (float)(sse / ((double)n * T));
         stats->reinforce = (float)(sur / n);
         stats->loss = stats->nll + stats->baseline_mse + stats->reinforce;
         stats->accuracy = (float)(correct / n);
@@ -441,18 +442,22 @@ ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *
         t->n = b;
         t->training = false;
         run_all(t, b);
-        for (int k = 0; k < t->nw; k++) errors += t->w[k].errors;
+        for (int k = 0; k < t->nw; k++)
+            errors += t->w[k].errors;
     }
     *error = (double)errors / n;
     return RAM_OK;
 }
 
-long ram_trainer_steps(const ram_trainer *t) { return t ? t->step : 0; }
+long ram_trainer_steps(const ram_trainer *t) {
+    return t ? t->step : 0;
+}
 
 ram_status ram_trainer_shuffle(ram_trainer *t, int *perm, int n) {
     if (!t || !perm || n < 0)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_shuffle: NULL argument or n < 0");
-    for (int i = 0; i < n; i++) perm[i] = i;
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
     for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
         int j = (int)(ram_rng_u64(&t->rng) % (uint64_t)(i + 1));
         int tmp = perm[i];
@@ -465,7 +470,8 @@ ram_status ram_trainer_shuffle(ram_trainer *t, int *perm, int n) {
 /* ---- checkpoints ---- */
 
 static void put_rng(ram_buf *b, const ram_rng *r) {
-    for (int i = 0; i < 4; i++) ram_buf_u64(b, r->s[i]);
+    for (int i = 0; i < 4; i++)
+        ram_buf_u64(b, r->s[i]);
     uint64_t bits;
     memcpy(&bits, &r->spare, 8);
     ram_buf_u64(b, bits);
@@ -473,7 +479,8 @@ static void put_rng(ram_buf *b, const ram_rng *r) {
 }
 
 static void get_rng(ram_reader *rd, ram_rng *r) {
-    for (int i = 0; i < 4; i++) r->s[i] = ram_rd_u64(rd);
+    for (int i = 0; i < 4; i++)
+        r->s[i] = ram_rd_u64(rd);
     uint64_t bits = ram_rd_u64(rd);
     memcpy(&r->spare, &bits, 8);
     r->has_spare = ram_rd_u32(rd) != 0;
@@ -531,10 +538,9 @@ ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *u
         s = ram_fail(RAM_ERR_FORMAT, "%s: a model file, not a checkpoint", path);
         goto done;
     }
-    if (m->n_params != t->m->n_params || memcmp(m->t, t->m->t, sizeof m->t) != 0 ||
-        m->p.glimpses != t->m->p.glimpses || m->p.core != t->m->p.core) {
-        s = ram_fail(RAM_ERR_MISMATCH, "%s: the checkpoint's architecture differs from the trainer's",
-                     path);
+    if (!ram_model_same_arch(&m->p, &t->m->p) || m->n_params != t->m->n_params) {
+        s = ram_fail(RAM_ERR_MISMATCH,
+                     "%s: the checkpoint's architecture differs from the trainer's", path);
         goto done;
     }
     uint32_t btype = ram_rd_u32(&pc);
@@ -558,7 +564,8 @@ ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *u
     uint64_t step = ram_rd_u64(&oc);
     get_rng(&oc, &trng);
     uint64_t n = ram_rd_u64(&oc);
-    if (pc.bad || oc.bad || n != nopt || opt != (uint32_t)t->p.optimizer || step > (uint64_t)LONG_MAX) {
+    if (pc.bad || oc.bad || n != nopt || opt != (uint32_t)t->p.optimizer ||
+        step > (uint64_t)LONG_MAX) {
         s = ram_fail(pc.bad || oc.bad ? RAM_ERR_FORMAT : RAM_ERR_MISMATCH,
                      "%s: the checkpoint's policy or optimizer state does not fit this trainer",
                      path);

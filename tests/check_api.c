@@ -21,7 +21,8 @@ static float lcg_uniform(void) {
 static float *random_images(int n, size_t per_image) {
     float *img = malloc(sizeof(float) * n * per_image);
     ck_assert_ptr_nonnull(img);
-    for (size_t i = 0; i < n * per_image; i++) img[i] = lcg_uniform();
+    for (size_t i = 0; i < n * per_image; i++)
+        img[i] = lcg_uniform();
     return img;
 }
 
@@ -45,9 +46,9 @@ static int fresh_message(void) {
     do {                                                                                           \
         plant_marker();                                                                            \
         ram_status got_ = (call);                                                                  \
-        ck_assert_msg(got_ == (status), "%s returned %d (%s), expected %d", #call, got_,         \
+        ck_assert_msg(got_ == (status), "%s returned %d (%s), expected %d", #call, got_,           \
                       ram_last_error(), (status));                                                 \
-        ck_assert_msg(fresh_message(), "%s left no message of its own", #call);                  \
+        ck_assert_msg(fresh_message(), "%s left no message of its own", #call);                    \
     } while (0)
 
 static void small_params(ram_model_params *p) {
@@ -103,7 +104,8 @@ START_TEST(test_status_strings) {
         ck_assert_ptr_nonnull(sa);
         ck_assert_msg(sa[0] != '\0', "status %d has an empty string", a);
         ck_assert_str_ne(sa, unknown);
-        for (int b = 0; b < a; b++) ck_assert_str_ne(sa, ram_status_string((ram_status)b));
+        for (int b = 0; b < a; b++)
+            ck_assert_str_ne(sa, ram_status_string((ram_status)b));
     }
 }
 END_TEST
@@ -159,18 +161,42 @@ START_TEST(test_model_misuse) {
         ram_model_params_init(&p);
         const char *what = "";
         switch (k) {
-        case 0: p.glimpses = 0, what = "glimpses 0"; break;
-        case 1: p.classes = 1, what = "classes 1"; break;
-        case 2: p.loc_std = NAN, what = "loc_std NaN"; break;
-        case 3: p.loc_std = 0, what = "loc_std 0"; break;
-        case 4: p.height = 0, what = "height 0"; break;
-        case 5: p.channels = -1, what = "channels -1"; break;
-        case 6: p.glimpses = 65, what = "glimpses 65"; break;
-        case 7: p.core = (ram_core_type)2, what = "core 2"; break;
-        case 8: p.glimpse.patch = 0, what = "patch 0"; break;
-        case 9: p.glimpse.struct_size = 0, what = "glimpse struct_size 0"; break;
-        case 10: p.init_scale = INFINITY, what = "init_scale inf"; break;
-        case 11: p.core_hidden = 0, what = "core_hidden 0"; break;
+        case 0:
+            p.glimpses = 0, what = "glimpses 0";
+            break;
+        case 1:
+            p.classes = 1, what = "classes 1";
+            break;
+        case 2:
+            p.loc_std = NAN, what = "loc_std NaN";
+            break;
+        case 3:
+            p.loc_std = 0, what = "loc_std 0";
+            break;
+        case 4:
+            p.height = 0, what = "height 0";
+            break;
+        case 5:
+            p.channels = -1, what = "channels -1";
+            break;
+        case 6:
+            p.glimpses = 65, what = "glimpses 65";
+            break;
+        case 7:
+            p.core = (ram_core_type)2, what = "core 2";
+            break;
+        case 8:
+            p.glimpse.patch = 0, what = "patch 0";
+            break;
+        case 9:
+            p.glimpse.struct_size = 0, what = "glimpse struct_size 0";
+            break;
+        case 10:
+            p.init_scale = INFINITY, what = "init_scale inf";
+            break;
+        case 11:
+            p.core_hidden = 0, what = "core_hidden 0";
+            break;
         }
         plant_marker();
         ram_status s = ram_model_create(&p, &m);
@@ -208,10 +234,8 @@ START_TEST(test_classify_misuse) {
     EXPECT_FAIL(ram_model_classify(m, st, img, 5, labels, probs, locs), RAM_ERR_INVALID_ARGUMENT);
     EXPECT_FAIL(ram_model_classify(NULL, st, img, 1, labels, probs, locs),
                 RAM_ERR_INVALID_ARGUMENT);
-    EXPECT_FAIL(ram_model_classify(m, NULL, img, 1, labels, probs, locs),
-                RAM_ERR_INVALID_ARGUMENT);
-    EXPECT_FAIL(ram_model_classify(m, st, NULL, 1, labels, probs, locs),
-                RAM_ERR_INVALID_ARGUMENT);
+    EXPECT_FAIL(ram_model_classify(m, NULL, img, 1, labels, probs, locs), RAM_ERR_INVALID_ARGUMENT);
+    EXPECT_FAIL(ram_model_classify(m, st, NULL, 1, labels, probs, locs), RAM_ERR_INVALID_ARGUMENT);
     EXPECT_FAIL(ram_model_classify_ex(m, st, img, 1, RAM_LOCS_SAMPLED, NULL, labels, probs, locs),
                 RAM_ERR_INVALID_ARGUMENT);
     EXPECT_FAIL(ram_model_classify_ex(m, st, img, 1, RAM_LOCS_RANDOM, NULL, labels, probs, locs),
@@ -233,7 +257,8 @@ START_TEST(test_classify_misuse) {
     /* CENTER looks at (0, 0) every time. */
     ck_assert_int_eq(
         ram_model_classify_ex(m, st, img, 4, RAM_LOCS_CENTER, NULL, labels, probs, locs), RAM_OK);
-    for (int i = 0; i < 4 * 3 * 2; i++) ck_assert_float_eq(locs[i], 0.0f);
+    for (int i = 0; i < 4 * 3 * 2; i++)
+        ck_assert_float_eq(locs[i], 0.0f);
 
     /* A state made for another architecture. */
     ram_model_params p;
@@ -296,13 +321,27 @@ START_TEST(test_trainer_misuse) {
     for (int k = 0; k < 7; k++) {
         ram_trainer_params_init(&tp);
         switch (k) {
-        case 0: tp.lr = NAN; break;
-        case 1: tp.threads = 0; break;
-        case 2: tp.max_batch = 0; break;
-        case 3: tp.momentum = 1.0f; break;
-        case 4: tp.optimizer = (ram_optimizer)5; break;
-        case 5: tp.struct_size = 0; break;
-        case 6: tp.eps = 0; break;
+        case 0:
+            tp.lr = NAN;
+            break;
+        case 1:
+            tp.threads = 0;
+            break;
+        case 2:
+            tp.max_batch = 0;
+            break;
+        case 3:
+            tp.momentum = 1.0f;
+            break;
+        case 4:
+            tp.optimizer = (ram_optimizer)5;
+            break;
+        case 5:
+            tp.struct_size = 0;
+            break;
+        case 6:
+            tp.eps = 0;
+            break;
         }
         plant_marker();
         ram_status s = ram_trainer_create(m, pol, &tp, &t);
@@ -350,7 +389,8 @@ START_TEST(test_trainer_misuse) {
         ck_assert(perm[i] >= 0 && perm[i] < 50);
         seen[perm[i]]++;
     }
-    for (int i = 0; i < 50; i++) ck_assert_int_eq(seen[i], 1);
+    for (int i = 0; i < 50; i++)
+        ck_assert_int_eq(seen[i], 1);
     free(img);
     ram_trainer_free(t);
     ram_policy_free(pol);
@@ -371,7 +411,8 @@ START_TEST(test_old_caller_params) {
     ck_assert_uint_eq(p.struct_size, old);
     ck_assert_int_eq(p.glimpses, 6);
     const unsigned char *beyond = (const unsigned char *)&p + old;
-    for (size_t i = 0; i < sizeof p - old; i++) ck_assert_uint_eq(beyond[i], 0xff);
+    for (size_t i = 0; i < sizeof p - old; i++)
+        ck_assert_uint_eq(beyond[i], 0xff);
     p.height = p.width = 16;
     p.core_hidden = 32;
     p.glimpses = 3;
@@ -399,7 +440,8 @@ START_TEST(test_old_caller_params) {
     ck_assert_int_eq(ram_model_get_params(m, &short_out), RAM_OK);
     ck_assert_int_eq(short_out.glimpses, 3);
     const unsigned char *tail = (const unsigned char *)&short_out + old;
-    for (size_t i = 0; i < sizeof short_out - old; i++) ck_assert_uint_eq(tail[i], 0xab);
+    for (size_t i = 0; i < sizeof short_out - old; i++)
+        ck_assert_uint_eq(tail[i], 0xab);
 
     /* The same for the trainer: defaults (max_batch 128) beyond `lr`. */
     ram_policy_params pp;
@@ -436,7 +478,8 @@ START_TEST(test_newer_caller_params) {
     memset(&big, 0xee, sizeof big);
     ram_model_params_init_sized(&big.p, sizeof big);
     ck_assert_uint_eq(big.p.struct_size, sizeof big.p);
-    for (int i = 0; i < 4; i++) ck_assert_int_eq(big.future[i], (int)0xeeeeeeee);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(big.future[i], (int)0xeeeeeeee);
     big.p.struct_size = sizeof big;
     big.p.height = big.p.width = 12;
     big.p.glimpse.patch = 4;
@@ -454,7 +497,8 @@ START_TEST(test_newer_caller_params) {
     memset(&tiny, 0x77, sizeof tiny);
     ram_model_params_init_sized(&tiny, sizeof(size_t) - 1);
     const unsigned char *b = (const unsigned char *)&tiny;
-    for (size_t i = 0; i < sizeof tiny; i++) ck_assert_uint_eq(b[i], 0x77);
+    for (size_t i = 0; i < sizeof tiny; i++)
+        ck_assert_uint_eq(b[i], 0x77);
     ram_model_params_init_sized(NULL, sizeof tiny);
 }
 END_TEST

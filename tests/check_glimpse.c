@@ -21,7 +21,8 @@ static float *random_images(int n, int c, int h, int w) {
     size_t count = (size_t)n * c * h * w;
     float *img = malloc(sizeof(float) * count);
     ck_assert_ptr_nonnull(img);
-    for (size_t i = 0; i < count; i++) img[i] = lcg_uniform();
+    for (size_t i = 0; i < count; i++)
+        img[i] = lcg_uniform();
     return img;
 }
 
@@ -102,15 +103,16 @@ static void compare_with_reference(int P, int depth, float scale, int c, int h, 
  * [-1, 1], followed by random ones in [-1.3, 1.3]. */
 #define N_FIXED 18
 static const float fixed_locs[N_FIXED * 2] = {
-    -1, -1, 1,     -1,    -1,   1,    1,     1,   0,    0,   -1,   0,    1, 0, 0, -1, 0, 1,
-    -1.2f, 0.3f, 1.4f, -0.7f, 0.2f, 3.0f, -2.5f, -2.5f, 0.95f, -0.95f, 0.13f, 0.61f,
-    -0.33f, -0.47f, 1.1f, 1.1f, -0.05f, 0.05f};
+    -1,    -1,    1,     -1,     -1,    1,     1,      1,      0,    0,     -1,     0,
+    1,     0,     0,     -1,     0,     1,     -1.2f,  0.3f,   1.4f, -0.7f, 0.2f,   3.0f,
+    -2.5f, -2.5f, 0.95f, -0.95f, 0.13f, 0.61f, -0.33f, -0.47f, 1.1f, 1.1f,  -0.05f, 0.05f};
 
 static float *test_locations(int n) {
     float *locs = malloc(sizeof(float) * 2 * n);
     ck_assert_ptr_nonnull(locs);
     memcpy(locs, fixed_locs, sizeof fixed_locs);
-    for (int i = 2 * N_FIXED; i < 2 * n; i++) locs[i] = 2.6f * lcg_uniform() - 1.3f;
+    for (int i = 2 * N_FIXED; i < 2 * n; i++)
+        locs[i] = 2.6f * lcg_uniform() - 1.3f;
     return locs;
 }
 
@@ -152,14 +154,16 @@ END_TEST
 START_TEST(test_constant_image_exact) {
     enum { H = 16, W = 16 };
     float img[H * W];
-    for (int i = 0; i < H * W; i++) img[i] = 1.0f;
+    for (int i = 0; i < H * W; i++)
+        img[i] = 1.0f;
     ram_glimpse *g = make_glimpse(2, 3, 2.0f); /* sides 2, 4, 8 */
     float out[3 * 4];
 
     /* Fully inside: every cell averages ones. */
     const float centre[2] = {0, 0};
     ck_assert_int_eq(ram_glimpse_extract(g, img, 1, 1, H, W, centre, out, 12), RAM_OK);
-    for (int i = 0; i < 12; i++) ck_assert_float_eq(out[i], 1.0f);
+    for (int i = 0; i < 12; i++)
+        ck_assert_float_eq(out[i], 1.0f);
 
     /* Top-left corner: each square is centred on the image corner, so only
      * its bottom-right quarter is inside.  2x2 cells: exactly the (1,1) cell
@@ -181,7 +185,8 @@ START_TEST(test_constant_image_exact) {
     float o9[9];
     ck_assert_int_eq(ram_glimpse_extract(g, img, 1, 1, H, W, corner, o9, 9), RAM_OK);
     const float want9[9] = {0, 0, 0, 0, 1, 1, 0, 1, 1};
-    for (int i = 0; i < 9; i++) ck_assert_float_eq(o9[i], want9[i]);
+    for (int i = 0; i < 9; i++)
+        ck_assert_float_eq(o9[i], want9[i]);
     ram_glimpse_free(g);
 
     /* Patch 1 with side 3 (scale 3, second scale): one cell = 4/9. */
@@ -229,9 +234,11 @@ START_TEST(test_far_outside_reads_zero) {
     const float far[][2] = {{1e30f, 0}, {0, -1e30f}, {-3e9f, 4e9f}, {5, 5}, {-FLT_MAX, FLT_MAX}};
     float out[2 * 3 * 9];
     for (size_t f = 0; f < sizeof far / sizeof *far; f++) {
-        for (int i = 0; i < 54; i++) out[i] = -1;
+        for (int i = 0; i < 54; i++)
+            out[i] = -1;
         ck_assert_int_eq(ram_glimpse_extract(g, img, 1, 2, 9, 9, far[f], out, 54), RAM_OK);
-        for (int i = 0; i < 54; i++) ck_assert_float_eq(out[i], 0.0f);
+        for (int i = 0; i < 54; i++)
+            ck_assert_float_eq(out[i], 0.0f);
     }
     ram_glimpse_free(g);
     free(img);
@@ -249,9 +256,9 @@ START_TEST(test_batch_layout) {
     float *all = malloc(sizeof(float) * per * N), *one = malloc(sizeof(float) * per);
     ck_assert_int_eq(ram_glimpse_extract(g, img, N, C, H, W, locs, all, per * N), RAM_OK);
     for (int i = 0; i < N; i++) {
-        ck_assert_int_eq(ram_glimpse_extract(g, img + (size_t)i * C * H * W, 1, C, H, W,
-                                             locs + 2 * i, one, per),
-                         RAM_OK);
+        ck_assert_int_eq(
+            ram_glimpse_extract(g, img + (size_t)i * C * H * W, 1, C, H, W, locs + 2 * i, one, per),
+            RAM_OK);
         ck_assert_mem_eq(one, all + i * per, sizeof(float) * per);
     }
     free(all);
@@ -285,7 +292,7 @@ START_TEST(test_invalid_arguments) {
     ck_assert_int_eq(ram_glimpse_extract(g, img, 2, 3, 4, 5, locs, NULL, cap),
                      RAM_ERR_INVALID_ARGUMENT);
     const int bad_shapes[][4] = {{0, 3, 4, 5}, {-1, 3, 4, 5}, {2, 0, 4, 5},
-                                 {2, 3, 0, 5}, {2, 3, 4, 0}, {2, 3, -4, 5}};
+                                 {2, 3, 0, 5}, {2, 3, 4, 0},  {2, 3, -4, 5}};
     for (size_t i = 0; i < sizeof bad_shapes / sizeof *bad_shapes; i++) {
         const int *s = bad_shapes[i];
         ram_clear_error();
@@ -295,14 +302,16 @@ START_TEST(test_invalid_arguments) {
     }
 
     /* One float short, and short by a whole image: nothing may be written. */
-    for (size_t i = 0; i < cap; i++) out[i] = 42.0f;
+    for (size_t i = 0; i < cap; i++)
+        out[i] = 42.0f;
     ram_clear_error();
     ck_assert_int_eq(ram_glimpse_extract(g, img, 2, 3, 4, 5, locs, out, cap - 1),
                      RAM_ERR_BUFFER_TOO_SMALL);
     ck_assert_str_ne(ram_last_error(), "");
     ck_assert_int_eq(ram_glimpse_extract(g, img, 2, 3, 4, 5, locs, out, 0),
                      RAM_ERR_BUFFER_TOO_SMALL);
-    for (size_t i = 0; i < cap; i++) ck_assert_float_eq(out[i], 42.0f);
+    for (size_t i = 0; i < cap; i++)
+        ck_assert_float_eq(out[i], 42.0f);
 
     /* A non-finite coordinate anywhere in the batch. */
     const float bad[] = {NAN, INFINITY, -INFINITY};
@@ -311,8 +320,7 @@ START_TEST(test_invalid_arguments) {
             float l[4] = {0, 0, 0.5f, -0.5f};
             l[pos] = bad[b];
             ram_clear_error();
-            ck_assert_int_eq(ram_glimpse_extract(g, img, 2, 3, 4, 5, l, out, cap),
-                             RAM_ERR_NUMERIC);
+            ck_assert_int_eq(ram_glimpse_extract(g, img, 2, 3, 4, 5, l, out, cap), RAM_ERR_NUMERIC);
             ck_assert_str_ne(ram_last_error(), "");
         }
     ram_glimpse_free(g);
@@ -352,7 +360,7 @@ START_TEST(test_params) {
     struct {
         int patch, depth;
         float scale;
-    } bad[] = {{0, 1, 2}, {-3, 1, 2}, {1025, 1, 2}, {8, 0, 2},       {8, 17, 2},
+    } bad[] = {{0, 1, 2},    {-3, 1, 2},  {1025, 1, 2},     {8, 0, 2},    {8, 17, 2},
                {8, 2, 0.5f}, {8, 2, NAN}, {8, 2, INFINITY}, {8, 16, 1000}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         ram_glimpse_params q;

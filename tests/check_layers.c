@@ -10,8 +10,8 @@
 #include <string.h>
 
 #define FD_STEP 1e-3f
-#define FD_REL 1e-2
-#define FD_ABS 1e-3
+#define FD_REL  1e-2
+#define FD_ABS  1e-3
 
 static uint32_t lcg_state;
 static float lcg_uniform(void) { /* [-1, 1) */
@@ -22,7 +22,8 @@ static float lcg_uniform(void) { /* [-1, 1) */
 static float *rnd(size_t n) {
     float *a = malloc(sizeof(float) * (n ? n : 1));
     ck_assert_ptr_nonnull(a);
-    for (size_t i = 0; i < n; i++) a[i] = lcg_uniform();
+    for (size_t i = 0; i < n; i++)
+        a[i] = lcg_uniform();
     return a;
 }
 
@@ -49,8 +50,7 @@ static double lin_loss(lin_case *c) {
     return L;
 }
 
-static void fd_check(float *param, size_t count, const float *grad, lin_case *c,
-                     const char *what) {
+static void fd_check(float *param, size_t count, const float *grad, lin_case *c, const char *what) {
     for (size_t i = 0; i < count; i++) {
         float keep = param[i];
         param[i] = keep + FD_STEP;
@@ -89,8 +89,10 @@ static void linear_gradcheck(int n, int in, int out, int ldx, int ldy, bool with
 
     float *gW = malloc(sizeof(float) * out * in), *gb = malloc(sizeof(float) * out),
           *gX = malloc(sizeof(float) * n * ldx);
-    for (int i = 0; i < out * in; i++) gW[i] = dW[i] - dW0[i];
-    for (int j = 0; j < out; j++) gb[j] = db[j] - db0[j];
+    for (int i = 0; i < out * in; i++)
+        gW[i] = dW[i] - dW0[i];
+    for (int j = 0; j < out; j++)
+        gb[j] = db[j] - db0[j];
     fd_check(c.W, (size_t)out * in, gW, &c, "dW");
     if (with_bias) fd_check(c.b, out, gb, &c, "db");
     /* dX rows are strided; the padding columns must be left alone. */
@@ -158,7 +160,8 @@ START_TEST(test_linear_forward_reference) {
                 continue;
             }
             double xw = 0;
-            for (int k = 0; k < IN; k++) xw += (double)X[i * LDX + k] * W[j * IN + k];
+            for (int k = 0; k < IN; k++)
+                xw += (double)X[i * LDX + k] * W[j * IN + k];
             ck_assert_double_eq_tol(Y[at], xw + b[j], 1e-5);
             ck_assert_double_eq_tol(Yacc[at], Y0[at] + xw + b[j], 1e-5);
             ck_assert_double_eq_tol(Ynob[at], xw, 1e-5);
@@ -217,18 +220,23 @@ static double lstm_loss(lstm_case *k) {
     memcpy(k->gates, k->pre, sizeof(float) * 4 * nh);
     ram_lstm_forward(k->gates, k->cp, k->c, k->h, k->n, k->H);
     double L = 0;
-    for (size_t i = 0; i < nh; i++) L += (double)k->a[i] * k->h[i] + (double)k->bc[i] * k->c[i];
+    for (size_t i = 0; i < nh; i++)
+        L += (double)k->a[i] * k->h[i] + (double)k->bc[i] * k->c[i];
     return L;
 }
 
-static double sigm(double x) { return 1 / (1 + exp(-x)); }
+static double sigm(double x) {
+    return 1 / (1 + exp(-x));
+}
 
 START_TEST(test_lstm) {
     lcg_state = 14;
     enum { N = 3, H = 4 };
-    lstm_case k = {N, H, rnd(4 * N * H), rnd(N * H), rnd(N * H), rnd(N * H),
-                   rnd(4 * N * H), rnd(N * H), rnd(N * H)};
-    for (int i = 0; i < 4 * N * H; i++) k.pre[i] *= 2; /* pre-activations in [-2, 2) */
+    lstm_case k = {N,          H,          rnd(4 * N * H), rnd(N * H),
+                   rnd(N * H), rnd(N * H), rnd(4 * N * H), rnd(N * H),
+                   rnd(N * H)};
+    for (int i = 0; i < 4 * N * H; i++)
+        k.pre[i] *= 2; /* pre-activations in [-2, 2) */
     lstm_loss(&k);
 
     /* Forward against the textbook cell: gates ordered [i f g o]. */
@@ -281,13 +289,16 @@ START_TEST(test_softmax_xent) {
     lcg_state = 15;
     enum { N = 4, K = 5 };
     float *z = rnd(N * K), p[N * K];
-    for (int i = 0; i < N * K; i++) z[i] *= 3;
+    for (int i = 0; i < N * K; i++)
+        z[i] *= 3;
     ram_softmax(z, p, N, K);
     for (int i = 0; i < N; i++) {
         const int y = i % K;
         double sum = 0, zmax = z[i * K];
-        for (int j = 1; j < K; j++) zmax = fmax(zmax, z[i * K + j]);
-        for (int j = 0; j < K; j++) sum += exp(z[i * K + j] - zmax);
+        for (int j = 1; j < K; j++)
+            zmax = fmax(zmax, z[i * K + j]);
+        for (int j = 0; j < K; j++)
+            sum += exp(z[i * K + j] - zmax);
         for (int j = 0; j < K; j++) {
             ck_assert_double_eq_tol(p[i * K + j], exp(z[i * K + j] - zmax) / sum, 1e-6);
             /* The trainer's gradient of -log p_y w.r.t. the logits. */

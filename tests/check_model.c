@@ -15,7 +15,7 @@ typedef struct fixture {
     ram_ws ws;
     float images[N * C * IMG_H * IMG_W];
     int labels[N];
-    float *locs; /* T x N x 2, fixed */
+    float *locs;  /* T x N x 2, fixed */
     float *R, *b; /* T x N returns and baselines, fixed */
     float alpha, std;
 } fixture;
@@ -51,13 +51,16 @@ static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc
     ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
     f->m = m;
     ck_assert_int_eq(ram_ws_init(&f->ws, m, N, true), RAM_OK);
-    for (size_t i = 0; i < sizeof f->images / sizeof *f->images; i++) f->images[i] = urand();
-    for (int i = 0; i < N; i++) f->labels[i] = i % p.classes;
+    for (size_t i = 0; i < sizeof f->images / sizeof *f->images; i++)
+        f->images[i] = urand();
+    for (int i = 0; i < N; i++)
+        f->labels[i] = i % p.classes;
     const int T = p.glimpses;
     f->locs = malloc(sizeof(float) * T * N * 2);
     f->R = malloc(sizeof(float) * T * N);
     f->b = malloc(sizeof(float) * T * N);
-    for (int i = 0; i < T * N * 2; i++) f->locs[i] = 1.6f * urand() - 0.8f;
+    for (int i = 0; i < T * N * 2; i++)
+        f->locs[i] = 1.6f * urand() - 0.8f;
     for (int i = 0; i < T * N; i++) {
         f->R[i] = urand() < 0.5f ? 1.0f : 0.0f;
         f->b[i] = 0.6f * urand();
@@ -81,7 +84,8 @@ static double loss(fixture *f, bool with_reinforce) {
     const int T = m->p.glimpses, K = m->p.classes;
     ram_model_forward(m, &f->ws, f->images, N, RAM_LOC_FIXED, f->locs, 0);
     double L = 0;
-    for (int i = 0; i < N; i++) L -= log(f->ws.probs[i * K + f->labels[i]]) / N;
+    for (int i = 0; i < N; i++)
+        L -= log(f->ws.probs[i * K + f->labels[i]]) / N;
     if (with_reinforce)
         for (int t = 0; t < T; t++)
             for (int i = 0; i < N; i++)
@@ -105,9 +109,9 @@ static void analytic(fixture *f, bool with_reinforce, bool detach) {
     if (with_reinforce) {
         dmu = malloc(sizeof(float) * T * N * 2);
         for (int t = 0; t < T; t++)
-            ck_assert_int_eq(ram_reinforce_gaussian(f->locs + t * N * 2, f->ws.mu + t * N * 2, N,
-                                                    2, f->std, f->R + t * N, f->b + t * N,
-                                                    f->alpha, N, dmu + t * N * 2),
+            ck_assert_int_eq(ram_reinforce_gaussian(f->locs + t * N * 2, f->ws.mu + t * N * 2, N, 2,
+                                                    f->std, f->R + t * N, f->b + t * N, f->alpha, N,
+                                                    dmu + t * N * 2),
                              RAM_OK);
     }
     memset(f->ws.grad, 0, sizeof(float) * m->n_params);
@@ -188,7 +192,8 @@ START_TEST(reinforce_detached_gradient) {
     setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound);
     bool loc[RAM_T_COUNT] = {0}, rest[RAM_T_COUNT];
     loc[RAM_T_LOC_W] = loc[RAM_T_LOC_B] = true;
-    for (int i = 0; i < RAM_T_COUNT; i++) rest[i] = !loc[i];
+    for (int i = 0; i < RAM_T_COUNT; i++)
+        rest[i] = !loc[i];
     analytic(&f, true, true);
     double rel_loc = compare(&f, true, loc);
     ck_assert_msg(rel_loc < 1e-3, "config %d: location net error %g", _i, rel_loc);
@@ -201,7 +206,8 @@ START_TEST(reinforce_detached_gradient) {
     memcpy(det, f.ws.grad, sizeof(float) * f.m->n_params);
     analytic(&f, true, false);
     double d = 0;
-    for (size_t k = 0; k < f.m->n_params; k++) d += fabs(det[k] - f.ws.grad[k]);
+    for (size_t k = 0; k < f.m->n_params; k++)
+        d += fabs(det[k] - f.ws.grad[k]);
     ck_assert_msg(d > 1e-4, "detaching changed nothing (%g)", d);
     free(det);
     teardown(&f);
@@ -220,7 +226,8 @@ START_TEST(sample_mode_locations) {
     memcpy(p_mean, f.ws.probs, sizeof p_mean);
     ram_model_forward(f.m, &f.ws, f.images, N, RAM_LOC_SAMPLE, eps, 0.5f);
     ck_assert_mem_eq(p_mean, f.ws.probs, sizeof p_mean);
-    for (int i = 0; i < T * N * 2; i++) eps[i] = i % 2 ? 9.0f : -0.1f;
+    for (int i = 0; i < T * N * 2; i++)
+        eps[i] = i % 2 ? 9.0f : -0.1f;
     ram_model_forward(f.m, &f.ws, f.images, N, RAM_LOC_SAMPLE, eps, 0.5f);
     for (int i = 0; i < T * N * 2; i++) {
         float want = f.ws.mu[i] + 0.5f * eps[i];

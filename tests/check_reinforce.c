@@ -45,10 +45,10 @@ static moments stats(const float *v, size_t n, size_t stride, double sign) {
 /* Within `k` standard errors, and the test must be sharp enough to mean
  * something: the standard error small against the quantity itself. */
 static void expect_close(moments m, double want, const char *what) {
-    ck_assert_msg(m.se < 0.05 * fabs(want) + 1e-3, "%s: standard error %g too large to test",
-                  what, m.se);
-    ck_assert_msg(fabs(m.mean - want) < 4 * m.se, "%s: estimate %g, exact %g (se %g)", what,
-                  m.mean, want, m.se);
+    ck_assert_msg(m.se < 0.05 * fabs(want) + 1e-3, "%s: standard error %g too large to test", what,
+                  m.se);
+    ck_assert_msg(fabs(m.mean - want) < 4 * m.se, "%s: estimate %g, exact %g (se %g)", what, m.mean,
+                  want, m.se);
 }
 
 /* ---- (a) unbiased against closed forms ---- */
@@ -73,7 +73,8 @@ START_TEST(test_gaussian_known_gradient) {
     ck_assert_int_eq(ram_reinforce_gaussian(x, mu, NS, 1, s, R, NULL, 1.0f, (float)NS, dmu),
                      RAM_OK);
     double sum = 0;
-    for (int i = 0; i < NS; i++) sum -= dmu[i];
+    for (int i = 0; i < NS; i++)
+        sum -= dmu[i];
     ck_assert_double_eq_tol(sum, m.mean, 1e-3 * fabs(m.mean));
 
     /* alpha scales the estimate linearly. */
@@ -177,8 +178,7 @@ START_TEST(test_baseline_lowers_variance) {
     ck_assert_msg(fabs(m0.mean - mb.mean) < 4 * m0.se, "means %g vs %g", m0.mean, mb.mean);
     /* Theory: var ~ 8 d^2 with the baseline, d^4 / s^2 + 8 d^2 without (d =
      * mu - a = 1): about 8 vs 33. */
-    ck_assert_msg(mb.var < 0.5 * m0.var, "variance %g with baseline, %g without", mb.var,
-                  m0.var);
+    ck_assert_msg(mb.var < 0.5 * m0.var, "variance %g with baseline, %g without", mb.var, m0.var);
     free(x), free(mu), free(R), free(b), free(d0), free(db);
 }
 END_TEST
@@ -212,8 +212,7 @@ START_TEST(test_estimator_arguments) {
 
     const float p_bad[2] = {0.0f, 1.0f}, xb[2] = {0, 1};
     ram_clear_error();
-    ck_assert_int_eq(ram_reinforce_bernoulli(xb, p_bad, 1, 2, R, NULL, 1, 1, out),
-                     RAM_ERR_NUMERIC);
+    ck_assert_int_eq(ram_reinforce_bernoulli(xb, p_bad, 1, 2, R, NULL, 1, 1, out), RAM_ERR_NUMERIC);
     ck_assert_str_ne(ram_last_error(), "");
 
     const int xc_bad[1] = {3}, xc[1] = {1};
@@ -258,12 +257,12 @@ START_TEST(test_policy_sample) {
     for (int d = 0; d < 2; d++) {
         moments m = stats(l + d, N, 2, 1.0);
         ck_assert_double_eq_tol(m.mean, mu[d], 4 * 0.1 / sqrt(N));
-        ck_assert_msg(fabs(sqrt(m.var) - 0.1) < 0.003, "axis %d: std %g, want 0.1", d,
-                      sqrt(m.var));
+        ck_assert_msg(fabs(sqrt(m.var) - 0.1) < 0.003, "axis %d: std %g, want 0.1", d, sqrt(m.var));
     }
     /* The two coordinates are independent draws. */
     double cov = 0;
-    for (int i = 0; i < N; i++) cov += (l[2 * i] - 0.2) * (l[2 * i + 1] + 0.3);
+    for (int i = 0; i < N; i++)
+        cov += (l[2 * i] - 0.2) * (l[2 * i + 1] + 0.3);
     ck_assert_double_lt(fabs(cov / N / 0.01), 0.03);
 
     /* Near and beyond the bounds: clamped into [-1, 1], hitting them exactly. */
@@ -305,7 +304,8 @@ START_TEST(test_policy_seeding) {
     ck_assert_int_eq(ram_policy_sample(p3, mu, N, c), RAM_OK);
     ck_assert_mem_eq(a, b, sizeof a);
     int same = 0;
-    for (int i = 0; i < 2 * N; i++) same += a[i] == c[i];
+    for (int i = 0; i < 2 * N; i++)
+        same += a[i] == c[i];
     ck_assert_int_lt(same, 4);
 
     /* Reseeding restarts the stream after it has moved on. */
@@ -331,12 +331,14 @@ START_TEST(test_policy_returns) {
     float R[N * T];
     ck_assert_int_eq(ram_policy_returns(pol, pred, label, N, R), RAM_OK);
     const float want[N * T] = {0.125f, 0.25f, 0.5f, 1, 0, 0, 0, 0, 0.125f, 0.25f, 0.5f, 1};
-    for (int i = 0; i < N * T; i++) ck_assert_float_eq(R[i], want[i]);
+    for (int i = 0; i < N * T; i++)
+        ck_assert_float_eq(R[i], want[i]);
     ram_policy_free(pol);
 
     pol = make_policy(0.1f, T, 1.0f, 1); /* no discount: the final reward everywhere */
     ck_assert_int_eq(ram_policy_returns(pol, pred, label, N, R), RAM_OK);
-    for (int i = 0; i < N * T; i++) ck_assert_float_eq(R[i], pred[i / T] == label[i / T]);
+    for (int i = 0; i < N * T; i++)
+        ck_assert_float_eq(R[i], pred[i / T] == label[i / T]);
     ck_assert_int_eq(ram_policy_returns(pol, NULL, label, N, R), RAM_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(ram_policy_returns(pol, pred, label, -1, R), RAM_ERR_INVALID_ARGUMENT);
     ram_policy_free(pol);
@@ -408,7 +410,8 @@ static double baseline_loss(const ram_policy *pol, const float *h, int n, const 
     const int T = pol->p.steps;
     ram_baseline_forward(pol, h, n, b);
     double L = 0;
-    for (int i = 0; i < T * n; i++) L += ((double)b[i] - R[i]) * ((double)b[i] - R[i]);
+    for (int i = 0; i < T * n; i++)
+        L += ((double)b[i] - R[i]) * ((double)b[i] - R[i]);
     return L / ((double)T * norm);
 }
 
@@ -421,25 +424,31 @@ START_TEST(test_linear_baseline_gradient) {
     ck_assert_int_eq(ram_policy_create(&p, NULL, &pol), RAM_OK);
     ck_assert_uint_eq(pol->n_bw, H + 1);
     xs_state = 31337;
-    for (int j = 0; j <= H; j++) pol->bw[j] = (float)(xs_uniform() - 0.5);
+    for (int j = 0; j <= H; j++)
+        pol->bw[j] = (float)(xs_uniform() - 0.5);
     float h[(T + 1) * N * H], R[T * N], b[T * N], gbw[H + 1];
-    for (int i = 0; i < (T + 1) * N * H; i++) h[i] = (float)(2 * xs_uniform() - 1);
-    for (int i = 0; i < T * N; i++) R[i] = xs_uniform() < 0.5 ? 0.0f : 1.0f;
+    for (int i = 0; i < (T + 1) * N * H; i++)
+        h[i] = (float)(2 * xs_uniform() - 1);
+    for (int i = 0; i < T * N; i++)
+        R[i] = xs_uniform() < 0.5 ? 0.0f : 1.0f;
 
     /* Forward against w . h_t + c for the decision states h[0..T-1]. */
     ram_baseline_forward(pol, h, N, b);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < N; i++) {
             double v = pol->bw[H];
-            for (int j = 0; j < H; j++) v += (double)pol->bw[j] * h[((size_t)t * N + i) * H + j];
+            for (int j = 0; j < H; j++)
+                v += (double)pol->bw[j] * h[((size_t)t * N + i) * H + j];
             ck_assert_double_eq_tol(b[t * N + i], v, 1e-5);
         }
 
     const float norm = (float)N;
-    for (int j = 0; j <= H; j++) gbw[j] = 0.25f; /* backward accumulates */
+    for (int j = 0; j <= H; j++)
+        gbw[j] = 0.25f; /* backward accumulates */
     double sse = ram_baseline_backward(pol, h, N, b, R, norm, gbw);
     double want_sse = 0;
-    for (int i = 0; i < T * N; i++) want_sse += ((double)b[i] - R[i]) * ((double)b[i] - R[i]);
+    for (int i = 0; i < T * N; i++)
+        want_sse += ((double)b[i] - R[i]) * ((double)b[i] - R[i]);
     ck_assert_double_eq_tol(sse, want_sse, 1e-5 * (1 + want_sse));
 
     float scratch[T * N];
@@ -452,8 +461,8 @@ START_TEST(test_linear_baseline_gradient) {
         double lm = baseline_loss(pol, h, N, R, norm, scratch);
         pol->bw[j] = keep;
         double num = (lp - lm) / (2.0 * step), ana = gbw[j] - 0.25;
-        ck_assert_msg(fabs(ana - num) <= 1e-3 + 1e-2 * fabs(num), "gbw[%d]: %g vs fd %g", j,
-                      ana, num);
+        ck_assert_msg(fabs(ana - num) <= 1e-3 + 1e-2 * fabs(num), "gbw[%d]: %g vs fd %g", j, ana,
+                      num);
     }
     ram_policy_free(pol);
 
@@ -462,11 +471,13 @@ START_TEST(test_linear_baseline_gradient) {
     ck_assert_int_eq(ram_policy_create(&p, NULL, &pol), RAM_OK);
     pol->bw[0] = 0.4f;
     ram_baseline_forward(pol, h, N, b);
-    for (int i = 0; i < T * N; i++) ck_assert_float_eq(b[i], 0.4f);
+    for (int i = 0; i < T * N; i++)
+        ck_assert_float_eq(b[i], 0.4f);
     float g1 = 0;
     ram_baseline_backward(pol, h, N, b, R, norm, &g1);
     double want = 0;
-    for (int i = 0; i < T * N; i++) want += 2.0 * (0.4 - R[i]) / (T * norm);
+    for (int i = 0; i < T * N; i++)
+        want += 2.0 * (0.4 - R[i]) / (T * norm);
     ck_assert_double_eq_tol(g1, want, 1e-5);
     ram_policy_free(pol);
 }

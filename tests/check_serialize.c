@@ -49,7 +49,7 @@ static const char *in_dir(const char *name) {
     return buf[k];
 }
 
-#define PATH(var, name)                                                                       \
+#define PATH(var, name)                                                                            \
     char var[256];                                                                                 \
     snprintf(var, sizeof var, "%s/%s", dir, name)
 
@@ -77,7 +77,8 @@ static void write_file(const char *path, const void *data, size_t len) {
 }
 
 static void put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> 8 * i);
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> 8 * i);
 }
 
 /* Recompute the END chunk's CRC after editing a file in memory. */
@@ -180,7 +181,8 @@ START_TEST(test_roundtrip) {
     const int K = 4, T = 3;
     lcg_state = 9;
     float img[N * 2 * 12 * 10];
-    for (size_t i = 0; i < sizeof img / sizeof *img; i++) img[i] = lcg_uniform();
+    for (size_t i = 0; i < sizeof img / sizeof *img; i++)
+        img[i] = lcg_uniform();
     float pra[N * 4], prb[N * 4], la[N * 3 * 2], lb[N * 3 * 2];
     int ya[N], yb[N];
     ram_state *sa, *sb;
@@ -278,9 +280,9 @@ END_TEST
 
 START_TEST(test_foreign_files) {
     make_dir();
-    const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
-                                 'I',  'H', 'D', 'R', 0,    0,    0,    1,    0, 0, 0, 1,
-                                 8,    0,   0,   0,   0,    0x3a, 0x7e, 0x9b, 0x55};
+    const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0,    0,    0,
+                                 13,   'I', 'H', 'D', 'R',  0,    0,    0,    1,    0,    0,
+                                 0,    1,   8,   0,   0,    0,    0,    0x3a, 0x7e, 0x9b, 0x55};
     write_file(in_dir("a.png"), png, sizeof png);
     ck_assert_int_eq(load_fails(in_dir("a.png")), RAM_ERR_FORMAT);
 
@@ -290,7 +292,8 @@ START_TEST(test_foreign_files) {
 
     /* An MNIST IDX image file: magic 0x00000803, 1 image of 28 x 28. */
     unsigned char idx[16 + 784] = {0, 0, 8, 3, 0, 0, 0, 1, 0, 0, 0, 28, 0, 0, 0, 28};
-    for (int i = 16; i < 16 + 784; i++) idx[i] = (unsigned char)(i * 7);
+    for (int i = 16; i < 16 + 784; i++)
+        idx[i] = (unsigned char)(i * 7);
     write_file(in_dir("a.idx"), idx, sizeof idx);
     ck_assert_int_eq(load_fails(in_dir("a.idx")), RAM_ERR_FORMAT);
 
@@ -306,7 +309,8 @@ START_TEST(test_foreign_files) {
     size_t len;
     unsigned char *d = saved_model("m.ram", &len);
     memcpy(junk, d, 16);
-    for (size_t i = 16; i < sizeof junk; i++) junk[i] = (unsigned char)(i * 13 + 5);
+    for (size_t i = 16; i < sizeof junk; i++)
+        junk[i] = (unsigned char)(i * 13 + 5);
     write_file(in_dir("junk.ram"), junk, sizeof junk);
     ck_assert_int_eq(load_fails(in_dir("junk.ram")), RAM_ERR_CORRUPT);
     free(d);
@@ -385,12 +389,14 @@ static void write_claimed_model(const char *path, const ram_model_params *p, siz
     ram_buf file = {0}, c = {0};
     ram_file_begin(&file);
     const uint32_t ints[] = {p->channels, p->height, p->width, p->glimpse.patch, p->glimpse.depth};
-    for (int i = 0; i < 5; i++) ram_buf_u32(&c, ints[i]);
+    for (int i = 0; i < 5; i++)
+        ram_buf_u32(&c, ints[i]);
     ram_buf_f32(&c, p->glimpse.scale);
-    const uint32_t ints2[] = {p->form,        p->glimpse_hidden, p->loc_hidden, p->glimpse_out,
-                              p->core_hidden, p->core,           p->glimpses,   p->classes,
-                              p->bound};
-    for (int i = 0; i < 9; i++) ram_buf_u32(&c, ints2[i]);
+    const uint32_t ints2[] = {p->form,        p->glimpse_hidden, p->loc_hidden,
+                              p->glimpse_out, p->core_hidden,    p->core,
+                              p->glimpses,    p->classes,        p->bound};
+    for (int i = 0; i < 9; i++)
+        ram_buf_u32(&c, ints2[i]);
     ram_buf_f32(&c, p->loc_std);
     ram_buf_f32(&c, p->loc_range_pixels);
     ram_buf_f32(&c, p->init_scale);
@@ -402,7 +408,8 @@ static void write_claimed_model(const char *path, const ram_model_params *p, siz
         ram_buf_u32(&c, (uint32_t)layout.t[i].rows);
         ram_buf_u32(&c, (uint32_t)layout.t[i].cols);
     }
-    for (size_t i = 0; i < nfloats; i++) ram_buf_f32(&c, 0.01f * (float)i);
+    for (size_t i = 0; i < nfloats; i++)
+        ram_buf_f32(&c, 0.01f * (float)i);
     ram_file_chunk(&file, RAM_TAG('W', 'G', 'H', 'T'), &c);
     free(c.data);
     ck_assert_int_eq(ram_file_finish_and_write(&file, path), RAM_OK);
@@ -535,7 +542,8 @@ START_TEST(test_checkpoint_is_a_model_file) {
     enum { N = 4, IMG = 2 * 12 * 10 };
     float img[N * IMG];
     lcg_state = 17;
-    for (int i = 0; i < N * IMG; i++) img[i] = lcg_uniform();
+    for (int i = 0; i < N * IMG; i++)
+        img[i] = lcg_uniform();
     const int labels[N] = {0, 1, 2, 3};
     ck_assert_int_eq(ram_trainer_train_batch(t, img, labels, N, NULL), RAM_OK);
 
@@ -553,7 +561,8 @@ START_TEST(test_checkpoint_is_a_model_file) {
      * Neither may change the trainer. */
     ck_assert_int_eq(ram_model_save(m, in_dir("model.ram")), RAM_OK);
     float *w0 = malloc(sizeof(float) * m->n_params);
-    for (size_t i = 0; i < m->n_params; i++) m->w[i] += 1.0f; /* differs from both files */
+    for (size_t i = 0; i < m->n_params; i++)
+        m->w[i] += 1.0f; /* differs from both files */
     memcpy(w0, m->w, sizeof(float) * m->n_params);
     char got[16];
     size_t got_len = 0;

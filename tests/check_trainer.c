@@ -16,7 +16,9 @@ static uint32_t lcg_u32(void) {
     lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
     return (uint32_t)(lcg_state >> 33);
 }
-static float lcg_uniform(void) { return (float)(lcg_u32() >> 8) * (1.0f / 16777216.0f); }
+static float lcg_uniform(void) {
+    return (float)(lcg_u32() >> 8) * (1.0f / 16777216.0f);
+}
 
 /* ---- a small model on synthetic data ---- */
 
@@ -28,10 +30,12 @@ typedef struct setup {
     ram_trainer *t;
 } setup;
 
+static int image_side = SIDE; /* another size gives the same tensor shapes */
+
 static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type core) {
     ram_model_params mp;
     ram_model_params_init(&mp);
-    mp.height = mp.width = SIDE;
+    mp.height = mp.width = image_side;
     mp.glimpse.patch = 4;
     mp.glimpse.depth = 2;
     mp.glimpse_hidden = mp.loc_hidden = 8;
@@ -142,7 +146,8 @@ START_TEST(test_resume_equals_uninterrupted) {
     /* ...and the run did train: otherwise equality would prove nothing. */
     ck_assert_mem_ne(a.m->w, w0, sizeof(float) * a.m->n_params);
     double moved = 0;
-    for (size_t i = 0; i < a.m->n_params; i++) moved = fmax(moved, fabs(a.m->w[i] - w0[i]));
+    for (size_t i = 0; i < a.m->n_params; i++)
+        moved = fmax(moved, fabs(a.m->w[i] - w0[i]));
     ck_assert_double_gt(moved, 1e-3);
 
     free(w0);
@@ -171,6 +176,14 @@ START_TEST(test_checkpoint_mismatch) {
     ck_assert_int_eq(ram_trainer_steps(b.t), 0);
     free_setup(&b);
     make_setup(&b, 1, RAM_OPT_SGD, RAM_CORE_LSTM);
+    ck_assert_int_eq(ram_trainer_load_checkpoint(b.t, path, NULL, 0, NULL), RAM_ERR_MISMATCH);
+    ck_assert_int_eq(ram_trainer_steps(b.t), 0);
+    free_setup(&b);
+    /* Same tensors, other image size: still another architecture. */
+    image_side = SIDE + 4;
+    make_setup(&b, 1, RAM_OPT_SGD, RAM_CORE_RNN);
+    image_side = SIDE;
+    ck_assert_uint_eq(b.m->n_params, a.m->n_params);
     ck_assert_int_eq(ram_trainer_load_checkpoint(b.t, path, NULL, 0, NULL), RAM_ERR_MISMATCH);
     ck_assert_int_eq(ram_trainer_steps(b.t), 0);
     free(w);
@@ -217,7 +230,8 @@ START_TEST(test_threads_agree) {
             d12 = fmax(d12, fabs(w1[i] - w2[i]));
             d13 = fmax(d13, fabs(w1[i] - w3[i]));
         }
-        for (size_t i = 0; i < np; i++) moved = fmax(moved, fabs(w1[i] - w0[i]));
+        for (size_t i = 0; i < np; i++)
+            moved = fmax(moved, fabs(w1[i] - w0[i]));
         ck_assert_msg(d12 <= 1e-4 * wmax && d13 <= 1e-4 * wmax,
                       "optimizer %d: threads differ by %g / %g (max |w| %g)", o, d12, d13, wmax);
         ck_assert_msg(moved > 100 * fmax(d12, 1e-7), "optimizer %d: weights moved only %g", o,
@@ -321,13 +335,15 @@ START_TEST(test_evaluate_matches_classify) {
     int pred[NDATA];
     ck_assert_int_eq(ram_model_classify(s.m, st, data, NDATA, pred, NULL, NULL), RAM_OK);
     int wrong = 0;
-    for (int i = 0; i < NDATA; i++) wrong += pred[i] != labels[i];
+    for (int i = 0; i < NDATA; i++)
+        wrong += pred[i] != labels[i];
     double err = -1;
     ck_assert_int_eq(ram_trainer_evaluate(s.t, data, labels, NDATA, &err), RAM_OK);
     ck_assert_double_eq(err, wrong / (double)NDATA);
     /* Labels that disagree with the predictions change the error. */
     int flipped[NDATA];
-    for (int i = 0; i < NDATA; i++) flipped[i] = (pred[i] + (i < 10)) % NCLASS;
+    for (int i = 0; i < NDATA; i++)
+        flipped[i] = (pred[i] + (i < 10)) % NCLASS;
     ck_assert_int_eq(ram_trainer_evaluate(s.t, data, flipped, NDATA, &err), RAM_OK);
     ck_assert_double_eq(err, 10.0 / NDATA);
     /* Evaluation does not train. */
@@ -424,7 +440,8 @@ START_TEST(test_learns_where_to_look) {
     int y[LBATCH];
     lcg_state = 2024;
     for (int step = 0; step < LSTEPS; step++) {
-        for (int i = 0; i < LBATCH; i++) corner_image(batch + i * LIMG, &y[i]);
+        for (int i = 0; i < LBATCH; i++)
+            corner_image(batch + i * LIMG, &y[i]);
         ck_assert_int_eq(ram_trainer_train_batch(t, batch, y, LBATCH, NULL), RAM_OK);
     }
 
@@ -432,7 +449,8 @@ START_TEST(test_learns_where_to_look) {
     float *test = malloc(sizeof(float) * LTEST * LIMG), *locs = malloc(sizeof(float) * LTEST * 4);
     int labels_t[LTEST], pred[LTEST];
     lcg_state = 99;
-    for (int i = 0; i < LTEST; i++) corner_image(test + i * LIMG, &labels_t[i]);
+    for (int i = 0; i < LTEST; i++)
+        corner_image(test + i * LIMG, &labels_t[i]);
     ram_state *st;
     ck_assert_int_eq(ram_state_create(m, LTEST, &st), RAM_OK);
     ck_assert_int_eq(ram_model_classify(m, st, test, LTEST, pred, NULL, locs), RAM_OK);
@@ -443,14 +461,14 @@ START_TEST(test_learns_where_to_look) {
         x1 += locs[4 * i] / LTEST;
         y1 += locs[4 * i + 1] / LTEST;
     }
-    ck_assert_int_eq(ram_model_classify_ex(m, st, test, LTEST, RAM_LOCS_CENTER, NULL, pred, NULL,
-                                           NULL),
-                     RAM_OK);
-    for (int i = 0; i < LTEST; i++) centre += pred[i] == labels_t[i];
+    ck_assert_int_eq(
+        ram_model_classify_ex(m, st, test, LTEST, RAM_LOCS_CENTER, NULL, pred, NULL, NULL), RAM_OK);
+    for (int i = 0; i < LTEST; i++)
+        centre += pred[i] == labels_t[i];
     const double acc = learned / (double)LTEST, acc_centre = centre / (double)LTEST;
     ck_assert_msg(acc >= 0.85 && acc - acc_centre >= 0.3,
-                  "learned policy %.3f, centre %.3f (first glimpse at %.2f, %.2f)", acc,
-                  acc_centre, x1, y1);
+                  "learned policy %.3f, centre %.3f (first glimpse at %.2f, %.2f)", acc, acc_centre,
+                  x1, y1);
     /* It looks where the answer is: the top-left corner (x, y < 0). */
     ck_assert_msg(x1 < -0.25 && y1 < -0.25, "first glimpse at %.2f, %.2f", x1, y1);
 

@@ -61,11 +61,10 @@ extern "C" {
 
 /* ---- version ------------------------------------------------------------ */
 
-#define RAM_VERSION_MAJOR 0
-#define RAM_VERSION_MINOR 1
-#define RAM_VERSION_PATCH 0
-#define RAM_VERSION_NUMBER                                                                         \
-    (RAM_VERSION_MAJOR * 10000 + RAM_VERSION_MINOR * 100 + RAM_VERSION_PATCH)
+#define RAM_VERSION_MAJOR  0
+#define RAM_VERSION_MINOR  1
+#define RAM_VERSION_PATCH  0
+#define RAM_VERSION_NUMBER (RAM_VERSION_MAJOR * 10000 + RAM_VERSION_MINOR * 100 + RAM_VERSION_PATCH)
 #define RAM_VERSION_STRING "0.1.0"
 
 /** Version of the loaded library as MAJOR*10000 + MINOR*100 + PATCH; compare
@@ -117,8 +116,9 @@ typedef struct ram_glimpse_params {
 /** Fill `p` with defaults: the paper's MNIST retina (8x8, 1 scale, factor 2). */
 RAM_API void ram_glimpse_params_init_sized(ram_glimpse_params *p, size_t size);
 #define ram_glimpse_params_init(p) ram_glimpse_params_init_sized((p), sizeof *(p))
-/** Create a sensor.  Errors: INVALID_ARGUMENT (patch < 1, depth < 1 or > 16,
- *  scale < 1 or not finite), OUT_OF_MEMORY. */
+/** Create a sensor.  Errors: INVALID_ARGUMENT (patch not in [1, 1024], depth
+ *  not in [1, 16], scale < 1 or not finite, a scale wider than 2^20 pixels),
+ *  OUT_OF_MEMORY. */
 RAM_API ram_status ram_glimpse_create(const ram_glimpse_params *p, ram_glimpse **out);
 RAM_API void ram_glimpse_free(ram_glimpse *g);
 /** Number of floats one glimpse of a `channels`-channel image takes:
@@ -138,8 +138,7 @@ RAM_API size_t ram_glimpse_size(const ram_glimpse *g, int channels);
  * location).  Thread-safe on a shared `g`.
  */
 RAM_API ram_status ram_glimpse_extract(const ram_glimpse *g, const float *images, int n, int c,
-                                       int h, int w, const float *locs, float *out,
-                                       size_t out_len);
+                                       int h, int w, const float *locs, float *out, size_t out_len);
 
 /* ---- model -------------------------------------------------------------- */
 
@@ -164,26 +163,26 @@ typedef enum ram_loc_bound {
 } ram_loc_bound;
 
 typedef struct ram_model_params {
-    size_t struct_size;    /**< set by ram_model_params_init() */
-    int channels;          /**< image channels (1) */
-    int height, width;     /**< image size in pixels (28 x 28) */
+    size_t struct_size;         /**< set by ram_model_params_init() */
+    int channels;               /**< image channels (1) */
+    int height, width;          /**< image size in pixels (28 x 28) */
     ram_glimpse_params glimpse; /**< retina (8x8, 1 scale, factor 2) */
-    ram_glimpse_form form; /**< glimpse-network form (ADDITIVE) */
-    int glimpse_hidden;    /**< units of h_g = ReLU(Linear(rho)) (128) */
-    int loc_hidden;        /**< units of h_l = ReLU(Linear(l)) (128) */
-    int glimpse_out;       /**< units of g (256) */
-    int core_hidden;       /**< units of the recurrent state h (256) */
-    ram_core_type core;    /**< RNN (ReLU) or LSTM (RNN) */
-    int glimpses;          /**< number of glimpses T (6) */
-    int classes;           /**< number of classes (10) */
-    ram_loc_bound bound;   /**< how the location mean is bounded (TANH) */
-    float loc_std;         /**< std of the Gaussian location policy (0.17) */
+    ram_glimpse_form form;      /**< glimpse-network form (ADDITIVE) */
+    int glimpse_hidden;         /**< units of h_g = ReLU(Linear(rho)) (128) */
+    int loc_hidden;             /**< units of h_l = ReLU(Linear(l)) (128) */
+    int glimpse_out;            /**< units of g (256) */
+    int core_hidden;            /**< units of the recurrent state h (256) */
+    ram_core_type core;         /**< RNN (ReLU) or LSTM (RNN) */
+    int glimpses;               /**< number of glimpses T (6) */
+    int classes;                /**< number of classes (10) */
+    ram_loc_bound bound;        /**< how the location mean is bounded (TANH) */
+    float loc_std;              /**< std of the Gaussian location policy (0.17) */
     /** How far from the image centre, in pixels, a glimpse at +-1 is centred
      *  (Torch's unitPixels).  0 means the image edge (width/2, height/2).
      *  Default 13 for 28 x 28: glimpse centres stay within pixels 1..27. */
     float loc_range_pixels;
-    float init_scale;      /**< weights ~ U(-init_scale, init_scale) (0.1) */
-    uint64_t seed;         /**< initialisation seed (1) */
+    float init_scale; /**< weights ~ U(-init_scale, init_scale) (0.1) */
+    uint64_t seed;    /**< initialisation seed (1) */
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
@@ -191,7 +190,10 @@ typedef struct ram_model_params {
 RAM_API void ram_model_params_init_sized(ram_model_params *p, size_t size);
 #define ram_model_params_init(p) ram_model_params_init_sized((p), sizeof *(p))
 /** Create a model with freshly initialised weights.  Errors: INVALID_ARGUMENT
- *  (any size < 1, glimpses > 64, loc_std <= 0 or not finite, ...),
+ *  (a size < 1; channels > 4096; height, width, hidden sizes > 65536 and
+ *  core_hidden > 16384; more than 1e9 values per image or 2^24 per glimpse;
+ *  glimpses > 64; classes < 2; loc_std not in [1e-4, 10]; loc_range_pixels
+ *  not in [0, 1e6]; init_scale not in [0, 10]; an unknown enum value),
  *  OUT_OF_MEMORY. */
 RAM_API ram_status ram_model_create(const ram_model_params *p, ram_model **out);
 RAM_API void ram_model_free(ram_model *m);
@@ -201,7 +203,7 @@ RAM_API ram_status ram_model_get_params(const ram_model *m, ram_model_params *p)
 /** Number of trainable float parameters of the model (baseline excluded). */
 RAM_API size_t ram_model_param_count(const ram_model *m);
 
-/** Create an inference workspace for up to `max_batch` images at a time.
+/** Create an inference workspace for up to `max_batch` (<= 2^20) images at a time.
  *  One per thread; it borrows nothing from the model, but may only be used
  *  with models of the same architecture. */
 RAM_API ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out);
@@ -214,17 +216,18 @@ RAM_API void ram_state_free(ram_state *s);
  * st: a workspace from ram_state_create() with max_batch >= n.
  * labels: out, n ints (argmax class), or NULL.
  * probs: out, n x classes class probabilities, or NULL.
- * locs: out, n x glimpses x 2 locations (x, y) in [-1, 1] in the *retina's*
- *       frame (already scaled by loc_range_pixels), as passed to
- *       ram_glimpse_extract() on the image; or NULL.
+ * locs: out, n x glimpses x 2 locations (x, y) in the *retina's* frame
+ *       (the policy's [-1, 1] scaled by loc_range_pixels * 2 / width, and
+ *       height for y), as passed to ram_glimpse_extract() on the image; within
+ *       [-1, 1] unless loc_range_pixels exceeds half the image; or NULL.
  * Errors: INVALID_ARGUMENT (NULL, n < 1, n > max_batch, state of another
  * architecture), NUMERIC (a NaN/Inf pixel where a glimpse looked; pixels no
  * glimpse reads are never touched, so the cost does not grow with the image
  * and such pixels cannot matter).  On error the outputs are unspecified.
  * Thread-safe on a shared model with one state per thread.
  */
-RAM_API ram_status ram_model_classify(const ram_model *m, ram_state *st, const float *images,
-                                      int n, int *labels, float *probs, float *locs);
+RAM_API ram_status ram_model_classify(const ram_model *m, ram_state *st, const float *images, int n,
+                                      int *labels, float *probs, float *locs);
 
 /** Where ram_model_classify_ex() takes its locations from. */
 typedef enum ram_loc_source {
@@ -238,8 +241,8 @@ typedef enum ram_loc_source {
  *  supplies the RNG (and std) for SAMPLED and RANDOM and is otherwise ignored
  *  (may be NULL); it is advanced, so it must not be shared between threads. */
 RAM_API ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images,
-                                         int n, ram_loc_source source, ram_policy *pol,
-                                         int *labels, float *probs, float *locs);
+                                         int n, ram_loc_source source, ram_policy *pol, int *labels,
+                                         float *probs, float *locs);
 
 /** Save the model (architecture + weights) to `path` in the format described
  *  in docs/file-format.md.  Written to `path`.tmp-XXXXXX then renamed, so
@@ -260,13 +263,13 @@ typedef enum ram_baseline_type {
 } ram_baseline_type;
 
 typedef struct ram_policy_params {
-    size_t struct_size;         /**< set by ram_policy_params_init() */
-    float std;                  /**< Gaussian std; <= 0 means the model's loc_std (0) */
+    size_t struct_size; /**< set by ram_policy_params_init() */
+    float std;          /**< Gaussian std in [1e-4, 10]; <= 0 means the model's loc_std (0) */
     ram_baseline_type baseline; /**< (LINEAR) */
     int hidden;                 /**< size of h for the LINEAR baseline; 0 = model's (0) */
     int steps;                  /**< decisions per episode; 0 = model's glimpses (0) */
     float reward_scale;         /**< alpha: scales the REINFORCE gradient (1) */
-    float discount;             /**< gamma: return at step t is gamma^(T-t) r_T (1) */
+    float discount;             /**< gamma: return at step t (0-based) is gamma^(T-1-t) r (1) */
     /** 1: the REINFORCE gradient trains the location network only (most
      *  PyTorch ports); 0: it also flows from mu_t back into the core and glimpse
      *  networks through time (Torch).  (1) */
@@ -297,14 +300,14 @@ RAM_API ram_status ram_policy_sample(ram_policy *pol, const float *mu, int n, fl
  * divided by `norm` (e.g. the batch size; 1 for none).  R and b: n values
  * (b may be NULL for no baseline); x, mu, dmu: n x d.
  */
-RAM_API ram_status ram_reinforce_gaussian(const float *x, const float *mu, int n, int d,
-                                          float std, const float *R, const float *b,
-                                          float alpha, float norm, float *dmu);
+RAM_API ram_status ram_reinforce_gaussian(const float *x, const float *mu, int n, int d, float std,
+                                          const float *R, const float *b, float alpha, float norm,
+                                          float *dmu);
 /** The same for a Bernoulli unit with probability p of x = 1:
  *  d log P(x) / dp = (x - p) / (p (1 - p)); dp = -alpha (R - b) * that / norm. */
 RAM_API ram_status ram_reinforce_bernoulli(const float *x, const float *p, int n, int d,
-                                           const float *R, const float *b, float alpha,
-                                           float norm, float *dp);
+                                           const float *R, const float *b, float alpha, float norm,
+                                           float *dp);
 /** The same for a categorical unit over k classes given probabilities p
  *  (n x k) and the chosen class x (n): d log p_x / dp_j = [j == x] / p_x. */
 RAM_API ram_status ram_reinforce_categorical(const int *x, const float *p, int n, int k,
@@ -324,32 +327,32 @@ typedef enum ram_optimizer {
 } ram_optimizer;
 
 typedef struct ram_trainer_params {
-    size_t struct_size;     /**< set by ram_trainer_params_init() */
+    size_t struct_size;      /**< set by ram_trainer_params_init() */
     ram_optimizer optimizer; /**< (ADAM) */
-    float lr;               /**< initial learning rate (1e-3) */
-    float lr_final;         /**< learning rate reached after decay_steps (= lr) */
-    long decay_steps;       /**< linear decay from lr to lr_final over this many
-                                 train_batch calls; 0 = constant lr (0) */
-    float momentum;         /**< SGD momentum (0.9) */
-    int nesterov;           /**< SGD: Nesterov momentum (0) */
+    float lr;                /**< initial learning rate (1e-3) */
+    float lr_final;          /**< learning rate reached after decay_steps (= lr) */
+    long decay_steps;        /**< linear decay from lr to lr_final over this many
+                                  train_batch calls; 0 = constant lr (0) */
+    float momentum;          /**< SGD momentum (0.9) */
+    int nesterov;            /**< SGD: Nesterov momentum (0) */
     float beta1, beta2, eps; /**< Adam (0.9, 0.999, 1e-8) */
-    float clip_norm;        /**< clip the global gradient L2 norm; 0 = off (5) */
-    int max_batch;          /**< largest batch train_batch will see (128) */
-    int threads;            /**< worker threads splitting each batch (1).  Results
-                                 are deterministic for a given thread count. */
+    float clip_norm;         /**< clip the global gradient L2 norm; 0 = off (5) */
+    int max_batch;           /**< largest batch train_batch will see, <= 65536 (128) */
+    int threads;             /**< worker threads splitting each batch, <= 256 (1).
+                                  Results are deterministic for a given thread count. */
 } ram_trainer_params;
 
 /** One train_batch() report.  Losses are batch means. */
 typedef struct ram_train_stats {
-    float loss;          /**< total = nll + baseline_mse + reinforce */
-    float nll;           /**< classification cross-entropy */
-    float baseline_mse;  /**< mean over steps of (b_t - R_t)^2 */
-    float reinforce;     /**< surrogate -alpha * mean sum_t (R_t - b_t) log pi(l_t) */
-    float accuracy;      /**< fraction correct with *sampled* locations */
-    float reward;        /**< mean final reward */
-    float baseline;      /**< mean baseline value */
-    float grad_norm;     /**< global gradient norm before clipping */
-    float lr;            /**< learning rate used for this step */
+    float loss;         /**< total = nll + baseline_mse + reinforce */
+    float nll;          /**< classification cross-entropy */
+    float baseline_mse; /**< mean over steps of (b_t - R_t)^2 */
+    float reinforce;    /**< surrogate -alpha * mean sum_t (R_t - b_t) log pi(l_t) */
+    float accuracy;     /**< fraction correct with *sampled* locations */
+    float reward;       /**< mean final reward */
+    float baseline;     /**< mean baseline value */
+    float grad_norm;    /**< global gradient norm before clipping */
+    float lr;           /**< learning rate used for this step */
 } ram_train_stats;
 
 RAM_API void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size);
@@ -399,7 +402,11 @@ RAM_API ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char 
  * and trainer params.  Training then continues exactly as the uninterrupted
  * run would (same thread count).  Up to user_cap bytes of caller data are
  * copied to `user`; *user_len (if not NULL) receives its full length.
- * Errors: as ram_model_load(), plus MISMATCH.  On error nothing is changed.
+ * Errors: as ram_model_load(), plus MISMATCH when the architecture (every
+ * ram_model_params field but seed and init_scale), the baseline type or the
+ * optimizer differ.  The policy's std, reward scale, discount and detach_core
+ * and the learning-rate schedule are the trainer's own, not the file's.  On
+ * error nothing is changed.
  */
 RAM_API ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *user,
                                                size_t user_cap, size_t *user_len);
