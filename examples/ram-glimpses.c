@@ -52,7 +52,8 @@ static void usage(FILE *f) {
                "                    digits (as ram-eval); must match the model\n"
                "  --count N         number of digits, one row each (8)\n"
                "  --first K         index of the first digit (0)\n"
-               "  --scale S         display pixels per image pixel (4)\n"
+               "  --scale S         step tiles S times the image height, within 64..160\n"
+               "                    pixels (4); the input is drawn about twice as tall\n"
                "  --errors          show only misclassified digits (from --first on)\n"
                "  --policy P        mean (default), sampled, random or center locations\n"
                "  --seed N          seed for sampled/random locations (1)\n"
@@ -446,21 +447,29 @@ static rgb grey(float v) {
 }
 
 static int render(const figure *fg, canvas *c) {
-    const int S = fg->scale;
-    const int H = fg->h * S, W = fg->w * S;
     const int biggest = fg->side[fg->depth - 1];
+    const int longest = fg->h > fg->w ? fg->h : fg->w;
+
+    /* Tiles as tall as the image at --scale, rounded down to a multiple of the
+     * largest retina square so every pooled cell gets the same number of
+     * pixels. */
+    const int scaled = fg->h * fg->scale;
+    int tile = scaled < 64 ? 64 : scaled > 160 ? 160 : scaled;
+    if (tile >= biggest) tile = tile / biggest * biggest;
+
+    /* The input at its own magnification S, whole display pixels per image
+     * pixel, about twice as tall as a tile: the numbered squares of a small
+     * image stay apart (by default 28 x 28 at 224 px, larger images at most
+     * 320 px as tiles are at most 160). */
+    int S = (2 * tile + longest / 2) / longest;
+    if (S < 1) S = 1;
+    const int H = fg->h * S, W = fg->w * S;
     /* Room around the image for boxes that reach past its edge; at most half
      * the image so a huge outer scale does not swamp the figure. */
     int pad_px = (biggest + 1) / 2;
-    int half = (fg->h > fg->w ? fg->h : fg->w) / 2;
-    if (pad_px > half) pad_px = half;
+    if (pad_px > longest / 2) pad_px = longest / 2;
     const int pad = pad_px * S > 10 ? pad_px * S : 10;
     const int PW = W + 2 * pad, PH = H + 2 * pad;
-
-    /* Tiles as tall as the image, rounded down to a multiple of the largest
-     * retina square so every pooled cell gets the same number of pixels. */
-    int tile = H < 64 ? 64 : H > 160 ? 160 : H;
-    if (tile >= biggest) tile = tile / biggest * biggest;
     const int label_w = text_width("PRED 0", LABEL_SIZE) + 8;
     const int row_h = (PH > tile ? PH : tile) + GAP;
     const int header_h = 7 * HEADER_SIZE + 12;
@@ -536,7 +545,7 @@ static int render(const figure *fg, canvas *c) {
         for (int t = 0; t < fg->steps; t++) {
             char s[16];
             snprintf(s, sizeof s, "%d", t + 1);
-            int fs = S >= 8 ? 2 : 1; /* numbers grow with the figure */
+            int fs = H >= 200 ? 2 : 1; /* numbers grow with the panel */
             draw_text(c, (int)cx[t] + 5, (int)cy[t] - 5 - 7 * fs, s, fs, step_colour(t), 1, WHITE);
         }
         clip_all(c);
