@@ -338,25 +338,29 @@ static float current_lr(const ram_trainer *t) {
 }
 
 /* One optimizer update of `n` weights w with gradient g, state offset `o`. */
-static void update(ram_trainer *t, float *w, const float *g, size_t n, size_t o, float lr,
-                   float scale) {
-    float *m1 = t->m1 + o, *m2 = t->m2 + o;
+static void update(ram_trainer *t, float *restrict w, const float *restrict g, size_t n, size_t o,
+                   float lr, float scale) {
+    /* Locals and restrict: the loops vectorise only once the compiler knows
+     * that writing w cannot change the hyper-parameters. */
+    float *restrict m1 = t->m1 + o, *restrict m2 = t->m2 + o;
     const ram_trainer_params *p = &t->p;
     if (p->optimizer == RAM_OPT_SGD) {
+        const float mom = p->momentum;
+        const bool nesterov = p->nesterov;
         for (size_t i = 0; i < n; i++) {
             float gi = g[i] * scale;
-            m1[i] = p->momentum * m1[i] + gi;
-            w[i] -= lr * (p->nesterov ? gi + p->momentum * m1[i] : m1[i]);
+            m1[i] = mom * m1[i] + gi;
+            w[i] -= lr * (nesterov ? gi + mom * m1[i] : m1[i]);
         }
     } else {
         const double k = (double)t->step + 1;
-        const float c1 = (float)(1.0 / (1.0 - pow(p->beta1, k))),
-                    c2 = (float)(1.0 / (1.0 - pow(p->beta2, k)));
+        const float b1 = p->beta1, b2 = p->beta2, eps = p->eps;
+        const float c1 = (float)(1.0 / (1.0 - pow(b1, k))), c2 = (float)(1.0 / (1.0 - pow(b2, k)));
         for (size_t i = 0; i < n; i++) {
             float gi = g[i] * scale;
-            m1[i] = p->beta1 * m1[i] + (1 - p->beta1) * gi;
-            m2[i] = p->beta2 * m2[i] + (1 - p->beta2) * gi * gi;
-            w[i] -= lr * (m1[i] * c1) / (sqrtf(m2[i] * c2) + p->eps);
+            m1[i] = b1 * m1[i] + (1 - b1) * gi;
+            m2[i] = b2 * m2[i] + (1 - b2) * gi * gi;
+            w[i] -= lr * (m1[i] * c1) / (sqrtf(m2[i] * c2) + eps);
         }
     }
 }
