@@ -71,7 +71,8 @@ static void usage(FILE *f) {
         "optimizer:\n"
         "  --optim adam|sgd (adam)  --lr F (1e-3)  --lr-final F (= lr)\n"
         "  --decay-epochs N      linear lr decay over N epochs (= epochs)\n"
-        "  --momentum F (0.9)  --nesterov  --clip F (5; 0 = off)\n");
+        "  --momentum F (0.9)  --nesterov  --clip F (5; 0 = off)\n"
+        "  --beta1 F (0.9)  --beta2 F (0.999)  --adam-eps F (1e-8)\n");
 }
 
 static int parse(int argc, char **argv, options *o) {
@@ -240,6 +241,15 @@ static int parse(int argc, char **argv, options *o) {
         } else if (FLAG("--momentum")) {
             REAL(r);
             o->tp.momentum = (float)r;
+        } else if (FLAG("--beta1")) {
+            REAL(r);
+            o->tp.beta1 = (float)r;
+        } else if (FLAG("--beta2")) {
+            REAL(r);
+            o->tp.beta2 = (float)r;
+        } else if (FLAG("--adam-eps")) {
+            REAL(r);
+            o->tp.eps = (float)r;
         } else if (FLAG("--nesterov")) {
             o->tp.nesterov = 1;
         } else if (FLAG("--clip")) {
