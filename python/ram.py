@@ -1,13 +1,17 @@
 """ctypes binding of libram, the Recurrent Attention Model library.
 
 A small, dependency-free wrapper of the public C API (include/ram/ram.h):
-create, load, save and run models, and cut glimpses with the retina.  NumPy is
+create, load, save and run models, cut glimpses with the retina, and train
+(Policy, Trainer, checkpoints).  NumPy is
 used when it is importable and an input is a NumPy array; everything also
 works on plain Python sequences of floats.
 
     import ram
     model = ram.Model.load("ram-mnist.ram")
     labels, probs, locs = model.classify(pixels, n)   # pixels: n*C*H*W floats
+
+    with ram.Policy(model) as policy, ram.Trainer(model, policy, lr=1e-3) as trainer:
+        stats = trainer.train_batch(pixels, labels)    # one step; a dict of ram_train_stats
 
 Which libram is loaded: the file named by the RAM_LIBRARY environment
 variable, else the one ctypes.util.find_library("ram") finds (an installed
@@ -31,8 +35,9 @@ except ImportError:  # pragma: no cover - depends on the machine
     _np = None
 
 __all__ = [
-    "RamError", "Model", "Glimpse", "GlimpseParams", "ModelParams", "PolicyParams",
-    "TrainerParams", "version", "version_string", "library_path", "VERSION_MAJOR",
+    "RamError", "Model", "Glimpse", "Policy", "Trainer", "GlimpseParams", "ModelParams",
+    "PolicyParams", "TrainerParams", "TrainStats", "version", "version_string", "library_path",
+    "VERSION_MAJOR",
 ]
 
 # The binding follows ram.h of this major version; see _check_version().
@@ -122,8 +127,6 @@ class PolicyParams(ctypes.Structure):
 
 
 class TrainerParams(ctypes.Structure):
-    """Declared for completeness (and ABI checks); the trainer itself is not
-    bound yet."""
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
         ("optimizer", ctypes.c_int),
@@ -138,6 +141,21 @@ class TrainerParams(ctypes.Structure):
         ("clip_norm", ctypes.c_float),
         ("max_batch", ctypes.c_int),
         ("threads", ctypes.c_int),
+    ]
+
+
+class TrainStats(ctypes.Structure):
+    """ram_train_stats: no struct_size, it is an output only."""
+    _fields_ = [
+        ("loss", ctypes.c_float),
+        ("nll", ctypes.c_float),
+        ("baseline_mse", ctypes.c_float),
+        ("reinforce", ctypes.c_float),
+        ("accuracy", ctypes.c_float),
+        ("reward", ctypes.c_float),
+        ("baseline", ctypes.c_float),
+        ("grad_norm", ctypes.c_float),
+        ("lr", ctypes.c_float),
     ]
 
 
@@ -219,6 +237,19 @@ ram_policy_free = _fn("ram_policy_free", None, _P)
 ram_policy_seed = _fn("ram_policy_seed", None, _P, ctypes.c_uint64)
 
 ram_trainer_params_init = _fn("ram_trainer_params_init_sized", None, _P, ctypes.c_size_t)
+ram_trainer_create = _fn("ram_trainer_create", _S, _P, _P, ctypes.POINTER(TrainerParams),
+                         ctypes.POINTER(_P))
+ram_trainer_free = _fn("ram_trainer_free", None, _P)
+ram_trainer_train_batch = _fn("ram_trainer_train_batch", _S, _P, _FP, _IP, ctypes.c_int,
+                              ctypes.POINTER(TrainStats))
+ram_trainer_evaluate = _fn("ram_trainer_evaluate", _S, _P, _FP, _IP, ctypes.c_int,
+                           ctypes.POINTER(ctypes.c_double))
+ram_trainer_steps = _fn("ram_trainer_steps", ctypes.c_long, _P)
+ram_trainer_shuffle = _fn("ram_trainer_shuffle", _S, _P, _IP, ctypes.c_int)
+ram_trainer_save_checkpoint = _fn("ram_trainer_save_checkpoint", _S, _P, ctypes.c_char_p, _P,
+                                  ctypes.c_size_t)
+ram_trainer_load_checkpoint = _fn("ram_trainer_load_checkpoint", _S, _P, ctypes.c_char_p, _P,
+                                  ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t))
 
 
 def _defaults(cls, init):
@@ -299,12 +330,42 @@ def _int_arg(value, what):
     return value
 
 
-class _Handle:
-    """Owns one libram object and frees it exactly once, also at exit."""
+def _ints(data, what):
+    """Return (keepalive, pointer, count) for C int data (labels)."""
+    if _is_numpy(data):
+        a = _np.asarray(data)
+        if a.size and a.dtype.kind not in "iub":
+            raise TypeError("%s must hold integers, not %s" % (what, a.dtype))
+        if a.size and (int(a.min()) < -2 ** 31 or int(a.max()) >= 2 ** 31):
+            raise _invalid("a value of %s does not fit a C int" % what)
+        a = _np.ascontiguousarray(a, dtype=_np.intc).ravel()
+        return a, a.ctypes.data_as(_IP), int(a.size)
+    try:
+        a = array.array("i", data)
+    except OverflowError:
+        raise _invalid("a value of %s does not fit a C int" % what) from None
+    except (TypeError, ValueError) as e:
+        raise TypeError("%s must be a flat sequence of ints or a NumPy array (%s)"
+                        % (what, e)) from None
+    if len(a) == 0:
+        return a, None, 0
+    return a, ctypes.cast((ctypes.c_int * len(a)).from_buffer(a), _IP), len(a)
 
-    def __init__(self, ptr, free):
+
+def _free_keeping(free, ptr, *keep):
+    # `keep` (handles of borrowed objects) stays referenced until ptr is freed.
+    free(ptr)
+
+
+class _Handle:
+    """Owns one libram object and frees it exactly once, also at exit.
+    `keep`: handles of objects the C object borrows; they are not freed
+    before it (at exit finalizers run newest first, so they would not be
+    anyway)."""
+
+    def __init__(self, ptr, free, keep=()):
         self.ptr = ptr
-        self._finalizer = weakref.finalize(self, free, ptr)
+        self._finalizer = weakref.finalize(self, _free_keeping, free, ptr, *keep)
 
     def close(self):
         self._finalizer()
@@ -338,6 +399,7 @@ class Model:
         # Use create() or load(); this takes ownership of a ram_model*.
         self._h = _Handle(ptr, ram_model_free)
         self._lock = threading.Lock()
+        self._trainers = weakref.WeakSet()  # closed before the model
         self._state = None
         self._state_cap = 0
         p = _defaults(ModelParams, ram_model_params_init)
@@ -387,7 +449,10 @@ class Model:
         return self._h.ptr
 
     def close(self):
-        """Free the model now rather than when it is garbage-collected."""
+        """Free the model now rather than when it is garbage-collected.
+        Trainers of this model are closed first."""
+        for trainer in list(self._trainers):
+            trainer.close()
         with self._lock:
             if self._state is not None:
                 self._state.close()
@@ -590,3 +655,249 @@ class Glimpse:
         if numpy_out:
             return out
         return [list(out[i * gsize:(i + 1) * gsize]) for i in range(n)]
+
+
+# ---- training
+
+_POLICY_NAMES = [f[0] for f in PolicyParams._fields_ if f[0] != "struct_size"]
+_TRAINER_NAMES = [f[0] for f in TrainerParams._fields_ if f[0] != "struct_size"]
+_INT_RANGES = {
+    ctypes.c_int: (-2 ** 31, 2 ** 31),
+    ctypes.c_long: (-2 ** (8 * ctypes.sizeof(ctypes.c_long) - 1),
+                    2 ** (8 * ctypes.sizeof(ctypes.c_long) - 1)),
+    ctypes.c_uint64: (0, 2 ** 64),
+}
+
+
+def _params(cls, init, overrides, enums, what):
+    """A `cls` with libram's defaults and `overrides` (field names of the C
+    struct; enums by name or number) applied.  Integers are range-checked,
+    since ctypes would silently wrap them."""
+    p = _defaults(cls, init)
+    types = dict(cls._fields_)
+    for name, value in overrides.items():
+        if name not in types or name == "struct_size":
+            raise TypeError("unknown %s parameter %r (known: %s)"
+                            % (what, name, ", ".join(n for n, _ in cls._fields_[1:])))
+        table = enums.get(name)
+        if table is not None and isinstance(value, str):
+            if value not in table:
+                raise ValueError("%s must be one of %s, not %r" % (name, ", ".join(table), value))
+            value = table[value]
+        if isinstance(value, bool):
+            value = int(value)  # detach_core=True, nesterov=False
+        limits = _INT_RANGES.get(types[name])
+        if limits is not None:
+            if not isinstance(value, int):
+                raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
+            if not limits[0] <= value < limits[1]:
+                raise _invalid("%s = %d does not fit its C type" % (name, value))
+        setattr(p, name, value)
+    return p
+
+
+class Policy:
+    """The location policy and its baseline (ram_policy): Gaussian std,
+    baseline type and weights, REINFORCE scaling, sampling RNG.
+
+    Policy(model, **overrides) starts from ram_policy_params_init()'s defaults
+    with `overrides` applied: the fields of ram_policy_params (std, baseline,
+    hidden, steps, reward_scale, discount, detach_core, seed); baseline also
+    by name ("linear", "scalar", "none").  Zero std, hidden and steps take the
+    model's values; model may be None when all three are given.  The policy
+    does not keep the model.  A Trainer borrows it: closing the policy closes
+    its trainers first."""
+
+    def __init__(self, model=None, **overrides):
+        if model is not None and not isinstance(model, Model):
+            raise TypeError("model must be a ram.Model or None, not %s" % type(model).__name__)
+        p = _params(PolicyParams, ram_policy_params_init, overrides,
+                    {"baseline": BASELINE_TYPES}, "policy")
+        out = _P()
+        if model is None:
+            _check(ram_policy_create(ctypes.byref(p), None, ctypes.byref(out)))
+        else:
+            with model._lock:
+                _check(ram_policy_create(ctypes.byref(p), model._ptr, ctypes.byref(out)))
+        self._h = _Handle(out, ram_policy_free)
+        self._lock = threading.Lock()
+        self._trainers = weakref.WeakSet()  # closed before the policy
+
+    @property
+    def _ptr(self):
+        if self._h.ptr is None:
+            raise ValueError("the policy is closed")
+        return self._h.ptr
+
+    def seed(self, seed):
+        """Reseed the sampling RNG (ram_policy_seed)."""
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
+            raise TypeError("seed must be an int in [0, 2^64)")
+        with self._lock:
+            ram_policy_seed(self._ptr, seed)
+
+    def close(self):
+        """Free the policy now; trainers using it are closed first."""
+        for trainer in list(self._trainers):
+            trainer.close()
+        with self._lock:
+            self._h.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Trainer:
+    """Optimizer, workspaces and worker threads training `model` with
+    `policy` (ram_trainer).
+
+    Trainer(model, policy, **overrides) starts from
+    ram_trainer_params_init()'s defaults with `overrides` applied: the fields
+    of ram_trainer_params (optimizer "adam" or "sgd", lr, lr_final,
+    decay_steps, momentum, nesterov, beta1, beta2, eps, clip_norm, max_batch,
+    threads).  lr_final defaults to lr, as ram.h documents, also when only lr
+    is given.
+
+    The C trainer borrows the model and the policy and updates their weights
+    in place; the Trainer keeps both alive and is closed before either (also
+    by their close()).  Its calls hold the model's lock, so a Model shared
+    between threads is never classified with while it is being trained."""
+
+    def __init__(self, model, policy, **overrides):
+        if not isinstance(model, Model):
+            raise TypeError("model must be a ram.Model, not %s" % type(model).__name__)
+        if not isinstance(policy, Policy):
+            raise TypeError("policy must be a ram.Policy, not %s" % type(policy).__name__)
+        p = _params(TrainerParams, ram_trainer_params_init, overrides,
+                    {"optimizer": OPTIMIZERS}, "trainer")
+        if "lr" in overrides and "lr_final" not in overrides:
+            p.lr_final = p.lr
+        out = _P()
+        with model._lock, policy._lock:
+            _check(ram_trainer_create(model._ptr, policy._ptr, ctypes.byref(p),
+                                      ctypes.byref(out)))
+            # The finalizer holds the borrowed objects' handles: never freed first.
+            self._h = _Handle(out, ram_trainer_free, keep=(model._h, policy._h))
+        self._model = model
+        self._policy = policy
+        self._lock = threading.Lock()
+        self.max_batch = p.max_batch
+        self.threads = p.threads
+        model._trainers.add(self)
+        policy._trainers.add(self)
+
+    @property
+    def model(self):
+        return self._model
+
+    @property
+    def policy(self):
+        return self._policy
+
+    @property
+    def _ptr(self):
+        if self._h.ptr is None:
+            raise ValueError("the trainer is closed")
+        return self._h.ptr
+
+    def close(self):
+        """Free the trainer now (the model and policy stay open)."""
+        with self._lock:
+            self._h.close()
+        self._model._trainers.discard(self)
+        self._policy._trainers.discard(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _batch(self, images, labels):
+        """Pointers to n images and n labels, lengths checked (libram cannot
+        see them).  n = 0 goes to libram, which refuses it."""
+        c, h, w = self._model.image_shape
+        pixels = c * h * w
+        keep_l, lp, n = _ints(labels, "labels")
+        keep_i, ip, size = _floats(images, "images")
+        if size != n * pixels:
+            raise _invalid("%d labels need %d images of %d x %d x %d = %d floats, got %d"
+                           % (n, n, c, h, w, n * pixels, size))
+        if n > 2 ** 31 - 1:
+            raise _invalid("%d images do not fit a C int" % n)
+        if n == 0:  # valid pointers for libram to refuse n = 0 with its own message
+            keep_i, keep_l = ctypes.c_float(), ctypes.c_int()
+            ip, lp = ctypes.pointer(keep_i), ctypes.pointer(keep_l)
+        return (keep_i, keep_l), ip, lp, n
+
+    def train_batch(self, images, labels):
+        """One optimisation step on n images (n <= max_batch) with labels in
+        [0, classes): images as for Model.classify (n*C*H*W floats, list or
+        NumPy), labels n ints.  Returns the ram_train_stats fields as a dict
+        (loss, nll, baseline_mse, reinforce, accuracy, reward, baseline,
+        grad_norm, lr)."""
+        keep, ip, lp, n = self._batch(images, labels)
+        st = TrainStats()
+        with self._lock, self._model._lock, self._policy._lock:
+            _check(ram_trainer_train_batch(self._ptr, ip, lp, n, ctypes.byref(st)))
+        del keep
+        return {name: float(getattr(st, name)) for name, _ in TrainStats._fields_}
+
+    def evaluate(self, images, labels):
+        """Error rate (fraction wrong, a float) on n images with mean
+        locations, max_batch at a time with the trainer's threads."""
+        keep, ip, lp, n = self._batch(images, labels)
+        err = ctypes.c_double()
+        with self._lock, self._model._lock, self._policy._lock:
+            _check(ram_trainer_evaluate(self._ptr, ip, lp, n, ctypes.byref(err)))
+        del keep
+        return err.value
+
+    @property
+    def steps(self):
+        """Number of train_batch() steps taken (restored by load_checkpoint)."""
+        with self._lock:
+            return int(ram_trainer_steps(self._ptr))
+
+    def shuffle(self, n):
+        """A random permutation of range(n) (a list) from the trainer's own
+        RNG, which checkpoints save: reproducible data order."""
+        n = _int_arg(n, "n")
+        buf = (ctypes.c_int * max(n, 1))()
+        with self._lock:
+            _check(ram_trainer_shuffle(self._ptr, buf, n))
+        return list(buf[:n]) if n > 0 else []
+
+    def save_checkpoint(self, path, user=b""):
+        """Save model, policy, optimizer state, step count, RNGs and `user`
+        (bytes of caller data, e.g. the epoch) atomically to `path`.  A
+        checkpoint is also a model file for Model.load()."""
+        if not isinstance(user, (bytes, bytearray, memoryview)):
+            raise TypeError("user must be bytes, not %s" % type(user).__name__)
+        data = bytes(user)
+        buf = ctypes.create_string_buffer(data, len(data)) if data else None
+        with self._lock, self._model._lock, self._policy._lock:
+            _check(ram_trainer_save_checkpoint(self._ptr, os.fsencode(path), buf, len(data)))
+
+    def load_checkpoint(self, path):
+        """Restore a checkpoint saved by a trainer of the same architecture,
+        baseline type and optimizer (else RamError ERR_MISMATCH; nothing is
+        changed on error).  Training then continues exactly as the
+        uninterrupted run would (same thread count).  Returns the user bytes
+        stored with it."""
+        path = os.fsencode(path)
+        cap = 4096
+        while True:
+            buf = ctypes.create_string_buffer(cap)
+            full = ctypes.c_size_t()
+            with self._lock, self._model._lock, self._policy._lock:
+                _check(ram_trainer_load_checkpoint(self._ptr, path, buf, cap,
+                                                   ctypes.byref(full)))
+            if full.value <= cap:
+                return buf.raw[:full.value]
+            # Longer user data: load again (the same file, the same state)
+            # into a buffer that fits it all.
+            cap = full.value
