@@ -216,6 +216,10 @@ RAM_HIDDEN void ram_file_chunk(ram_buf *b, uint32_t tag, const ram_buf *payload)
 RAM_HIDDEN ram_status ram_file_finish_and_write(ram_buf *b, const char *path);
 /* Read and verify a whole file; fills the data buffer (caller frees *data). */
 RAM_HIDDEN ram_status ram_file_read(const char *path, unsigned char **data, size_t *len);
+/* Verify a whole file already in memory (magic, version, chunk lengths, END
+ * chunk, CRC), as ram_file_read does after reading; `path` only names the
+ * file in error messages. */
+RAM_HIDDEN ram_status ram_file_verify(const unsigned char *data, size_t len, const char *path);
 /* Find chunk `tag` in a verified file; false if absent. */
 RAM_HIDDEN bool ram_file_find(const unsigned char *data, size_t len, uint32_t tag,
                               ram_reader *chunk);

@@ -254,10 +254,21 @@ ram_status ram_file_read(const char *path, unsigned char **data, size_t *len) {
         free(d);
         return s;
     }
+    s = ram_file_verify(d, n, path);
+    if (s) {
+        free(d);
+        return s;
+    }
+    *data = d;
+    *len = n;
+    return RAM_OK;
+}
+
+ram_status ram_file_verify(const unsigned char *d, size_t n, const char *path) {
+    if (!d && n) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "verify: NULL argument");
     if (n < HEADER_SIZE || memcmp(d, MAGIC, 8) != 0) {
         /* A prefix of the magic is a truncated libram file, not a foreign one. */
         bool prefix = n > 0 && memcmp(d, MAGIC, n < 8 ? n : 8) == 0;
-        free(d);
         return ram_fail(prefix ? RAM_ERR_CORRUPT : RAM_ERR_FORMAT,
                         prefix ? "%s: truncated libram file" : "%s: not a libram file (bad magic)",
                         path);
@@ -265,42 +276,31 @@ ram_status ram_file_read(const char *path, unsigned char **data, size_t *len) {
     ram_reader r = {d, n, 8, false};
     uint32_t version = ram_rd_u32(&r);
     ram_rd_u32(&r); /* kind: reserved */
-    if (version != RAM_FORMAT_VERSION) {
-        free(d);
+    if (version != RAM_FORMAT_VERSION)
         return ram_fail(RAM_ERR_VERSION, "%s: file format version %u, this libram reads %d", path,
                         version, RAM_FORMAT_VERSION);
-    }
     /* Walk the chunks to the END chunk, which must close the file. */
     for (;;) {
         size_t at = r.pos;
         uint32_t tag = ram_rd_u32(&r);
         uint32_t reserved = ram_rd_u32(&r);
         uint64_t clen = ram_rd_u64(&r);
-        if (r.bad || clen > r.len - r.pos) {
-            free(d);
+        if (r.bad || clen > r.len - r.pos)
             return ram_fail(RAM_ERR_CORRUPT, "%s: truncated (chunk at byte %zu runs past the end)",
                             path, at);
-        }
         if (tag == TAG_END) {
             /* The END header is outside the CRC, so check all of it here. */
-            if (clen != 4 || reserved != 0 || r.pos + 4 != n) {
-                free(d);
+            if (clen != 4 || reserved != 0 || r.pos + 4 != n)
                 return ram_fail(RAM_ERR_CORRUPT, "%s: malformed end chunk at byte %zu", path, at);
-            }
             uint32_t want = ram_rd_u32(&r), got = ram_crc32(d, at);
-            if (want != got) {
-                free(d);
+            if (want != got)
                 return ram_fail(RAM_ERR_CORRUPT,
                                 "%s: checksum mismatch (stored %08x, computed %08x)", path, want,
                                 got);
-            }
-            break;
+            return RAM_OK;
         }
         r.pos += clen;
     }
-    *data = d;
-    *len = n;
-    return RAM_OK;
 }
 
 bool ram_file_find(const unsigned char *data, size_t len, uint32_t tag, ram_reader *chunk) {
