@@ -5,6 +5,7 @@
 #include <ram/ram.h>
 
 #include <check.h>
+#include "check_main.h"
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -606,9 +607,5 @@ static Suite *api_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(api_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return run_suite(api_suite());
 }

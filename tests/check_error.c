@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <check.h>
+#include "check_main.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +72,5 @@ int main(void) {
     tcase_add_test(tc, test_message_is_per_thread);
     tcase_add_test(tc, test_copy_params_versions);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

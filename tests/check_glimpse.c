@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <check.h>
+#include "check_main.h"
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
@@ -428,9 +429,5 @@ static Suite *glimpse_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(glimpse_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return run_suite(glimpse_suite());
 }

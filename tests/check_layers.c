@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <check.h>
+#include "check_main.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,9 +337,5 @@ static Suite *layers_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(layers_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return run_suite(layers_suite());
 }

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <check.h>
+#include "check_main.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,9 +248,5 @@ int main(void) {
     tcase_add_loop_test(tc, reinforce_detached_gradient, 0, N_CONFIGS);
     tcase_add_test(tc, sample_mode_locations);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <check.h>
+#include "check_main.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -503,9 +504,5 @@ static Suite *reinforce_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(reinforce_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return run_suite(reinforce_suite());
 }

@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <check.h>
+#include "check_main.h"
 #include <math.h>
 #include <stdlib.h>
 
@@ -64,9 +65,5 @@ int main(void) {
     tcase_add_test(tc, test_uniform_and_normal_moments);
     tcase_add_test(tc, test_normal_cache_is_state);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(s);
 }

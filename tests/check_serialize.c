@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <check.h>
+#include "check_main.h"
 #include <dirent.h>
 #include <ftw.h>
 #include <math.h>
@@ -621,11 +622,8 @@ int main(void) {
         perror("mkdtemp");
         return 1;
     }
-    SRunner *sr = srunner_create(serialize_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int status = run_suite(serialize_suite());
     strcpy(dir, run_dir);
     remove_dir();
-    return failed != 0;
+    return status;
 }

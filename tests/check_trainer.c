@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <check.h>
+#include "check_main.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,9 +561,5 @@ static Suite *trainer_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(trainer_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0;
+    return run_suite(trainer_suite());
 }
