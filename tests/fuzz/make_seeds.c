@@ -51,8 +51,8 @@ int main(int argc, char **argv) {
         {"rnn-concat-rgb", RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 1, 3},
     };
     for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) {
-        ram_model *m = tiny(seeds[i].form, seeds[i].core, seeds[i].bound, seeds[i].depth,
-                            seeds[i].channels);
+        ram_model *m =
+            tiny(seeds[i].form, seeds[i].core, seeds[i].bound, seeds[i].depth, seeds[i].channels);
         snprintf(path, sizeof path, "%s/%s.ram", argv[1], seeds[i].name);
         check(ram_model_save(m, path), path);
         ram_model_free(m);
