@@ -1,5 +1,4 @@
-/* A downstream program: the installed header and library must agree.  Kept
- * valid C++ too, so run.sh can check the header's extern "C" block. */
+/* A downstream C program: the installed header and library must agree. */
 #include <ram/ram.h>
 
 #include <stdio.h>

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Install a libram build to a scratch prefix, then build and run main.c against
-# it the two ways downstream projects do: pkg-config and find_package(ram).
-# Usage: run.sh BUILD_DIR CONFIG LIBDIR   (env: CC, RAM_CONSUMER_FLAGS for
+# it the two ways downstream projects do: pkg-config (C) and find_package(ram)
+# (a C and a C++ program).
+# Usage: run.sh BUILD_DIR CONFIG LIBDIR   (env: CC, CXX, RAM_CONSUMER_FLAGS for
 # sanitizer builds, whose consumers must link the sanitizer runtime too)
 set -euo pipefail
 build=$1 config=$2 libdir=$3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cc=${CC:-cc}
+# The C++ consumer must use the same toolchain (a clang ASan build needs clang++).
+if [ -z "${CXX:-}" ] && [[ "$cc" == *clang* ]]; then CXX=${cc/clang/clang++}; fi
 flags=${RAM_CONSUMER_FLAGS:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -22,16 +25,14 @@ export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
     $(pkg-config --cflags --libs ram) -Wl,-rpath,"$(pkg-config --variable=libdir ram)"
 "$tmp/pc-consumer"
 
-echo "== find_package"
+echo "== find_package (C and C++)"
+# $flags: sanitizer builds pass their flags to both compilers.
 cmake -S "$here" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-    -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$flags"
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    ${CXX:+-DCMAKE_CXX_COMPILER="$CXX"}
 cmake --build "$tmp/build"
 "$tmp/build/consumer"
-
-if command -v c++ >/dev/null; then
-    echo "== ram.h as C++"
-    c++ -x c++ -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" "$here/main.c"
-fi
+"$tmp/build/consumer_cxx"
 
 echo "== installed tools load libram from the prefix"
 # Tools carry a RUNPATH unless libdir is a system directory (e.g. a /usr
