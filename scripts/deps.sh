@@ -7,7 +7,7 @@
 #        scripts/deps.sh --demo   also what the demo needs (MNIST download, plots)
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev python3 python3-numpy)
+packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev python3 python3-numpy python3-pytest)
 [ "${1:-}" = "--demo" ] && packages+=(curl ca-certificates gnuplot-nox)
 
 command -v dpkg-query >/dev/null || { echo "deps.sh: not Debian; install: ${packages[*]}" >&2; exit 0; }

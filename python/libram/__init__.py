@@ -1,0 +1,859 @@
+"""libram: the Recurrent Attention Model (hard visual attention) from Python.
+
+A ctypes binding of the C library libram.so.0 (include/ram/ram.h): no
+compiled extension.  NumPy arrays go in and come out when NumPy is
+importable; without it, inputs are flat sequences or buffers of numbers and
+outputs are flat array.array buffers.
+
+    import libram
+
+    with libram.Model.load("models/mnist.ram") as model:
+        labels, probs, locs = model.classify(images)  # images: (n, 1, 28, 28) floats in [0, 1]
+
+    with libram.Model.create() as model, libram.Trainer(model, lr=1e-3) as trainer:
+        stats = trainer.train_batch(images, labels)  # one step; stats.loss, stats.accuracy, ...
+
+Every failing libram call raises libram.Error (a subclass per status, e.g.
+libram.FormatError) carrying the library's status and message.  Which
+libram.so.0 is loaded, and how its version is checked: see libram/_capi.py
+and docs/python.md.
+"""
+
+import array
+import collections
+import ctypes
+import enum
+import os
+import threading
+import typing
+import weakref
+
+from . import _capi
+
+try:  # optional: arrays in and out when present
+    import numpy as _np
+except ImportError:  # pragma: no cover - depends on the machine
+    _np = None
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Error", "RamError", "InvalidArgumentError", "OutOfMemoryError", "InputOutputError",
+    "FormatError", "VersionError", "CorruptError", "NumericError", "MismatchError",
+    "BufferTooSmallError", "ThreadError", "Status", "Model", "Glimpse", "Policy", "Trainer",
+    "Classification", "TrainStats", "set_blas_threads", "library_path", "library_version",
+    "library_version_info", "GLIMPSE_FORMS", "CORE_TYPES", "LOC_BOUNDS", "LOC_SOURCES",
+    "BASELINE_TYPES", "OPTIMIZERS",
+]
+
+#: Path (or soname) of the loaded C library.
+library_path = _capi.library_path
+#: Version of the loaded C library, (major, minor, patch) and "major.minor.patch".
+library_version_info = _capi.library_version_info
+library_version = _capi.ram_version_string().decode("ascii")
+
+# Enums of ram.h by name, so Model.create(core="lstm") reads naturally.
+GLIMPSE_FORMS = {"additive": 0, "concat": 1}
+CORE_TYPES = {"rnn": 0, "lstm": 1}
+LOC_BOUNDS = {"hardtanh": 0, "tanh": 1}
+LOC_SOURCES = {"mean": 0, "sampled": 1, "random": 2, "center": 3}
+BASELINE_TYPES = {"linear": 0, "scalar": 1, "none": 2}
+OPTIMIZERS = {"sgd": 0, "adam": 1}
+
+
+def set_blas_threads(n):
+    """Set OpenBLAS's own thread count (process-wide; a no-op with another
+    BLAS).  libram's matrices are small: parallelise with Trainer(threads=)
+    or one thread per Model instead, and call set_blas_threads(1)."""
+    _capi.ram_set_blas_threads(_c_int(n, "n"))
+
+
+# ---- errors
+
+class Status(enum.IntEnum):
+    """ram_status: the numbers are part of libram's ABI and never change."""
+    OK = 0
+    INVALID_ARGUMENT = 1
+    OUT_OF_MEMORY = 2
+    IO = 3
+    FORMAT = 4
+    VERSION = 5
+    CORRUPT = 6
+    NUMERIC = 7
+    MISMATCH = 8
+    BUFFER_TOO_SMALL = 9
+    THREAD = 10
+
+
+def _text(b):
+    return b.decode("utf-8", "replace") if b else ""
+
+
+class Error(Exception):
+    """A libram call failed.  `status` is the ram_status (a Status, or a
+    plain int for a status newer than this binding), `message` the detail
+    from ram_last_error().  str(e) is "<ram_status_string>: <message>"."""
+
+    def __init__(self, status, message=""):
+        # args = (status, message): the exception pickles and compares simply.
+        super().__init__(status, message)
+        try:
+            self.status = Status(status)
+        except ValueError:
+            self.status = int(status)
+        self.message = message
+
+    def __str__(self):
+        name = _text(_capi.ram_status_string(int(self.status)))
+        return "%s: %s" % (name, self.message) if self.message else name
+
+
+RamError = Error  # the name of the earlier single-file binding
+
+
+class InvalidArgumentError(Error, ValueError):
+    """NULL, out-of-range or inconsistent argument (also raised for length
+    mismatches the binding catches before calling libram)."""
+
+
+class OutOfMemoryError(Error, MemoryError):
+    """An allocation in libram failed."""
+
+
+class InputOutputError(Error):
+    """open/read/write/rename failed; the message has the path and errno text."""
+
+
+class FormatError(Error):
+    """Not a libram file, or a malformed one."""
+
+
+class VersionError(Error):
+    """A libram file of an unsupported format version."""
+
+
+class CorruptError(Error):
+    """A truncated file or a checksum mismatch."""
+
+
+class NumericError(Error):
+    """NaN/Inf in the input, or training diverged."""
+
+
+class MismatchError(Error):
+    """A file or object does not match this configuration."""
+
+
+class BufferTooSmallError(Error):
+    """An output buffer is shorter than needed."""
+
+
+class ThreadError(Error):
+    """A worker thread could not be started."""
+
+
+_ERRORS = {
+    Status.INVALID_ARGUMENT: InvalidArgumentError,
+    Status.OUT_OF_MEMORY: OutOfMemoryError,
+    Status.IO: InputOutputError,
+    Status.FORMAT: FormatError,
+    Status.VERSION: VersionError,
+    Status.CORRUPT: CorruptError,
+    Status.NUMERIC: NumericError,
+    Status.MISMATCH: MismatchError,
+    Status.BUFFER_TOO_SMALL: BufferTooSmallError,
+    Status.THREAD: ThreadError,
+}
+
+
+def _check(status):
+    """Raise the Error subclass of a failed call's status, with the calling
+    thread's ram_last_error(); return None for RAM_OK.  ctypes runs the call
+    and this on the same OS thread, whose message it is."""
+    if status != Status.OK:
+        raise _ERRORS.get(status, Error)(status, _text(_capi.ram_last_error()))
+
+
+def _invalid(message):
+    """A misuse libram cannot see (it knows pointers, not Python lengths),
+    reported as libram reports its own invalid arguments."""
+    return InvalidArgumentError(Status.INVALID_ARGUMENT, message)
+
+
+# ---- buffers.  Inputs become contiguous float32 / C int memory without a
+# copy when they already are; outputs are NumPy arrays, or flat array.array
+# buffers without NumPy.
+
+def _c_int(value, what):
+    if isinstance(value, bool) or not isinstance(value, int):
+        if _np is None or not isinstance(value, _np.integer):
+            raise TypeError("%s must be an int, not %s" % (what, type(value).__name__))
+        value = int(value)
+    if not -2 ** 31 <= value < 2 ** 31:
+        raise _invalid("%s = %d does not fit a C int" % (what, value))
+    return value
+
+
+def _pointer(buf, ctype):
+    """A ctypes pointer into a NumPy array or array.array `buf`, or None if
+    it is empty."""
+    if len(buf) == 0:
+        return None
+    if _np is not None and isinstance(buf, _np.ndarray):
+        return buf.ctypes.data_as(ctypes.POINTER(ctype))
+    # from_buffer() pins the array (it cannot be resized while exported).
+    return ctypes.cast((ctype * len(buf)).from_buffer(buf), ctypes.POINTER(ctype))
+
+
+def _reject_bytes(data, what):
+    if isinstance(data, (str, bytes, bytearray)):
+        # array("f", b"...") would reinterpret raw bytes as floats.
+        raise TypeError("%s must be numbers, not %s" % (what, type(data).__name__))
+
+
+def _floats(data, what):
+    """(buffer, pointer, count) for `data` as contiguous float32."""
+    _reject_bytes(data, what)
+    if _np is not None:
+        try:
+            a = _np.ascontiguousarray(data, dtype=_np.float32).reshape(-1)
+        except (TypeError, ValueError) as e:
+            raise TypeError("%s must be numbers (%s)" % (what, e)) from None
+        return a, _pointer(a, ctypes.c_float), int(a.size)
+    if isinstance(data, array.array) and data.typecode == "f":
+        a = data
+    else:
+        if isinstance(data, memoryview):
+            data = data.tolist() if data.ndim <= 1 else _flatten(data.tolist())
+        try:
+            a = array.array("f", data)
+        except (TypeError, ValueError) as e:
+            raise TypeError("%s must be a flat sequence of numbers (%s)" % (what, e)) from None
+    return a, _pointer(a, ctypes.c_float), len(a)
+
+
+def _ints(data, what):
+    """(buffer, pointer, count) for `data` as contiguous C ints."""
+    _reject_bytes(data, what)
+    if _np is not None:
+        a = _np.asarray(data)
+        if a.size and a.dtype.kind not in "iub":
+            raise TypeError("%s must be integers, not %s" % (what, a.dtype))
+        if a.size and (int(a.min()) < -2 ** 31 or int(a.max()) >= 2 ** 31):
+            raise _invalid("a value of %s does not fit a C int" % what)
+        a = _np.ascontiguousarray(a, dtype=_np.intc).reshape(-1)
+        return a, _pointer(a, ctypes.c_int), int(a.size)
+    if isinstance(data, array.array) and data.typecode == "i":
+        a = data
+    else:
+        try:
+            a = array.array("i", data)
+        except OverflowError:
+            raise _invalid("a value of %s does not fit a C int" % what) from None
+        except (TypeError, ValueError) as e:
+            raise TypeError("%s must be a flat sequence of ints (%s)" % (what, e)) from None
+    return a, _pointer(a, ctypes.c_int), len(a)
+
+
+def _flatten(nested):
+    out = []
+    for item in nested:
+        if isinstance(item, (list, tuple)):
+            out.extend(_flatten(item))
+        else:
+            out.append(item)
+    return out
+
+
+def _new_floats(shape):
+    if _np is not None:
+        return _np.zeros(shape, dtype=_np.float32)
+    count = 1
+    for dim in shape:
+        count *= dim
+    return array.array("f", bytes(count * array.array("f").itemsize))
+
+
+def _new_ints(count):
+    if _np is not None:
+        return _np.zeros(count, dtype=_np.intc)
+    return array.array("i", bytes(count * array.array("i").itemsize))
+
+
+def _placeholder(keep, ctype):
+    """A valid pointer for an empty input, so that libram, not the binding,
+    refuses n = 0 with its own message."""
+    cell = ctype()
+    keep.append(cell)
+    return ctypes.pointer(cell)
+
+
+# ---- object lifetimes
+
+def _free_keeping(free, ptr, *keep):
+    # `keep` (handles of objects the C object borrows) stays referenced
+    # until ptr is freed.
+    free(ptr)
+
+
+class _Handle:
+    """Owns one libram object and frees it exactly once: at close(), when
+    garbage-collected, or at exit.  `keep`: handles of objects the C object
+    borrows, never freed before it."""
+
+    def __init__(self, ptr, free, keep=()):
+        self.ptr = ptr
+        self._finalizer = weakref.finalize(self, _free_keeping, free, ptr, *keep)
+
+    def close(self):
+        self._finalizer()
+        self.ptr = None
+
+
+class _Closeable:
+    """close() plus the context-manager protocol; `_h` is the _Handle and
+    `_what` names the object in the error for use after close()."""
+
+    _what = "object"
+
+    @property
+    def _ptr(self):
+        if self._h.ptr is None:
+            raise ValueError("the %s is closed" % self._what)
+        return self._h.ptr
+
+    @property
+    def closed(self):
+        return self._h.ptr is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _set_params(struct, overrides, enums, what):
+    """Apply `overrides` (field names of the C struct; enums by name or
+    number) to `struct`.  Integers are range-checked since ctypes would
+    silently wrap them."""
+    types = dict(struct._fields_)
+    for name, value in overrides.items():
+        if name not in types or name in ("struct_size", "glimpse"):
+            known = [n for n in types if n not in ("struct_size", "glimpse")]
+            raise TypeError("unknown %s parameter %r (known: %s)" % (what, name, ", ".join(known)))
+        table = enums.get(name)
+        if table is not None and isinstance(value, str):
+            if value not in table:
+                raise ValueError("%s must be one of %s, not %r" % (name, ", ".join(table), value))
+            value = table[value]
+        if isinstance(value, bool):
+            value = int(value)  # detach_core=True, nesterov=False
+        ctype = types[name]
+        if ctype in (ctypes.c_int, ctypes.c_long, ctypes.c_uint64):
+            if _np is not None and isinstance(value, _np.integer):
+                value = int(value)
+            if not isinstance(value, int):
+                raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
+            bits = 8 * ctypes.sizeof(ctype)
+            low, high = (0, 2 ** bits) if ctype is ctypes.c_uint64 else (-2 ** (bits - 1),
+                                                                          2 ** (bits - 1))
+            if not low <= value < high:
+                raise _invalid("%s = %d does not fit its C type" % (name, value))
+        elif not isinstance(value, (int, float)) and not (
+                _np is not None and isinstance(value, _np.number)):
+            raise TypeError("%s must be a number, not %s" % (name, type(value).__name__))
+        setattr(struct, name, value)
+
+
+# ---- model
+
+_MODEL_FIELDS = [f for f, _ in _capi.ModelParams._fields_ if f not in ("struct_size", "glimpse")]
+_GLIMPSE_FIELDS = [f for f, _ in _capi.GlimpseParams._fields_ if f != "struct_size"]
+_MODEL_ENUMS = {"form": GLIMPSE_FORMS, "core": CORE_TYPES, "bound": LOC_BOUNDS}
+
+#: Model.classify()'s result: labels (n ints), probs (n x classes),
+#: locs (n x glimpses x (x, y)).
+Classification = collections.namedtuple("Classification", "labels probs locs")
+
+
+class Model(_Closeable):
+    """A RAM model: architecture and weights (ram_model).
+
+    Model.create(**params) builds a fresh one, Model.load(path) reads a
+    file.  classify() uses one workspace per model, grown to the largest
+    batch seen and guarded by a lock, so a Model may be shared between
+    threads (their calls take turns)."""
+
+    _what = "model"
+
+    def __init__(self, handle):
+        # Use create() or load(): this takes ownership of a ram_model *.
+        self._h = _Handle(handle, _capi.ram_model_free)
+        self._lock = threading.Lock()
+        self._trainers = weakref.WeakSet()  # closed before the model
+        self._state = None
+        self._state_capacity = 0
+        p = _capi.defaults(_capi.ModelParams)
+        _check(_capi.ram_model_get_params(handle, ctypes.byref(p)))
+        self._params = p
+
+    @classmethod
+    def create(cls, **params):
+        """A model with freshly initialised weights: ram_model_params_init()'s
+        defaults (the paper's MNIST model) with `params` applied.  Keys are
+        the fields of ram_model_params; the retina is given as patch=,
+        depth=, scale= or glimpse=dict(...); form, core and bound also take
+        names ("concat", "lstm", "hardtanh")."""
+        p = _capi.defaults(_capi.ModelParams)
+        glimpse = dict(params.pop("glimpse", None) or {})
+        for name in _GLIMPSE_FIELDS:
+            if name in params:
+                glimpse[name] = params.pop(name)
+        _set_params(p.glimpse, glimpse, {}, "glimpse")
+        _set_params(p, params, _MODEL_ENUMS, "model")
+        out = ctypes.c_void_p()
+        _check(_capi.ram_model_create(ctypes.byref(p), ctypes.byref(out)))
+        return cls(out.value)
+
+    @classmethod
+    def load(cls, path):
+        """Load a model (or the model part of a checkpoint) saved by libram."""
+        out = ctypes.c_void_p()
+        _check(_capi.ram_model_load(os.fsencode(path), ctypes.byref(out)))
+        return cls(out.value)
+
+    def save(self, path):
+        """Save atomically: a temporary file renamed over `path`."""
+        with self._lock:
+            _check(_capi.ram_model_save(self._ptr, os.fsencode(path)))
+
+    def close(self):
+        """Free the model now rather than when it is garbage-collected.
+        Its trainers are closed first.  Idempotent."""
+        for trainer in list(self._trainers):
+            trainer.close()
+        with self._lock:
+            if self._state is not None:
+                self._state.close()
+                self._state = None
+            self._h.close()
+
+    def __repr__(self):
+        if self.closed:
+            return "<libram.Model (closed)>"
+        c, h, w = self.image_shape
+        return "<libram.Model %dx%dx%d, %d glimpses, %d classes>" % (c, h, w, self.glimpses,
+                                                                     self.classes)
+
+    @property
+    def param_count(self):
+        """Number of trainable float parameters (baseline excluded)."""
+        return int(_capi.ram_model_param_count(self._ptr))
+
+    @property
+    def params(self):
+        """The architecture as a dict (ram_model_get_params), enums by name:
+        Model.create(**model.params) makes a model of the same architecture."""
+        p = self._params
+        d = {name: getattr(p, name) for name in _MODEL_FIELDS}
+        for name, table in _MODEL_ENUMS.items():
+            d[name] = next((k for k, v in table.items() if v == d[name]), d[name])
+        d["glimpse"] = {name: getattr(p.glimpse, name) for name in _GLIMPSE_FIELDS}
+        return d
+
+    @property
+    def image_shape(self):
+        """(channels, height, width) of the images the model takes."""
+        return self._params.channels, self._params.height, self._params.width
+
+    @property
+    def classes(self):
+        return self._params.classes
+
+    @property
+    def glimpses(self):
+        return self._params.glimpses
+
+    def _workspace(self, n):
+        # Grown on demand and kept, so that repeated calls allocate nothing
+        # on the C side (ram_model_classify itself never does).
+        if self._state is None or self._state_capacity < n:
+            if self._state is not None:
+                self._state.close()
+                self._state = None
+            out = ctypes.c_void_p()
+            _check(_capi.ram_state_create(self._ptr, n, ctypes.byref(out)))
+            self._state = _Handle(out.value, _capi.ram_state_free)
+            self._state_capacity = n
+        return self._state.ptr
+
+    def classify(self, images, n=None, source="mean", seed=1):
+        """Classify n images of the model's shape (C x H x W each, row-major,
+        values typically in [0, 1]).
+
+        images: n*C*H*W numbers: a NumPy array of any shape with that many
+        elements, e.g. (n, C, H, W), or (without NumPy too) a flat sequence
+        or float buffer.  n defaults to the count the size implies and must
+        match it exactly.
+        source: "mean" (deterministic, the default), "sampled", "random" or
+        "center"; seed: the RNG seed of sampled and random locations.
+
+        Returns Classification(labels, probs, locs): with NumPy, arrays of
+        shapes (n,), (n, classes) and (n, glimpses, 2); without, flat
+        array.array buffers of n ints, n*classes and n*glimpses*2 floats.
+        Locations are (x, y) in the retina's [-1, 1] frame.
+        """
+        if source not in LOC_SOURCES:
+            raise ValueError("source must be one of %s, not %r" % (", ".join(LOC_SOURCES),
+                                                                    source))
+        c, h, w = self.image_shape
+        pixels = c * h * w
+        buf, ptr, size = _floats(images, "images")
+        if n is None:
+            if size == 0 or size % pixels:
+                raise _invalid("%d floats are not a whole number of %d x %d x %d images"
+                               % (size, c, h, w))
+            n = size // pixels
+        n = _c_int(n, "n")
+        if n >= 1 and size != n * pixels:
+            raise _invalid("n = %d images of %d x %d x %d need %d floats, got %d"
+                           % (n, c, h, w, n * pixels, size))
+        count = max(n, 1)  # n < 1 goes to libram, which refuses it with its own message
+        labels = _new_ints(count)
+        probs = _new_floats((count, self.classes))
+        locs = _new_floats((count, self.glimpses, 2))
+        keep = [buf]
+        if ptr is None:
+            ptr = _placeholder(keep, ctypes.c_float)
+        out = (_pointer(labels, ctypes.c_int), _pointer(probs, ctypes.c_float),
+               _pointer(locs, ctypes.c_float))
+        with self._lock:
+            state = self._workspace(count)
+            if source == "mean":
+                _check(_capi.ram_model_classify(self._ptr, state, ptr, n, *out))
+            else:
+                policy = self._sampling_policy(source, seed)
+                try:
+                    _check(_capi.ram_model_classify_ex(self._ptr, state, ptr, n,
+                                                       LOC_SOURCES[source],
+                                                       policy.ptr if policy else None, *out))
+                finally:
+                    if policy:
+                        policy.close()
+        del keep
+        return Classification(labels, probs, locs)
+
+    def _sampling_policy(self, source, seed):
+        # classify_ex takes its RNG from a policy; a fresh one per call makes
+        # the result depend on `seed` only.
+        if source not in ("sampled", "random"):
+            return None
+        p = _capi.defaults(_capi.PolicyParams)
+        _set_params(p, {"seed": seed}, {}, "policy")
+        out = ctypes.c_void_p()
+        _check(_capi.ram_policy_create(ctypes.byref(p), self._ptr, ctypes.byref(out)))
+        return _Handle(out.value, _capi.ram_policy_free)
+
+
+# ---- glimpse sensor
+
+class Glimpse(_Closeable):
+    """The retina (ram_glimpse): `depth` square patches of patch x patch
+    pixels around a location, each `scale` times wider than the previous
+    and average-pooled to patch x patch."""
+
+    _what = "glimpse sensor"
+
+    def __init__(self, patch=8, depth=1, scale=2.0):
+        p = _capi.defaults(_capi.GlimpseParams)
+        _set_params(p, dict(patch=patch, depth=depth, scale=scale), {}, "glimpse")
+        out = ctypes.c_void_p()
+        _check(_capi.ram_glimpse_create(ctypes.byref(p), ctypes.byref(out)))
+        self._h = _Handle(out.value, _capi.ram_glimpse_free)
+        self._lock = threading.Lock()
+        self.patch, self.depth, self.scale = p.patch, p.depth, p.scale
+
+    def close(self):
+        """Free the sensor now.  Idempotent."""
+        with self._lock:
+            self._h.close()
+
+    def __repr__(self):
+        return "<libram.Glimpse patch=%d depth=%d scale=%g%s>" % (
+            self.patch, self.depth, self.scale, " (closed)" if self.closed else "")
+
+    def size(self, channels=1):
+        """Floats one glimpse of a `channels`-channel image takes:
+        channels * depth * patch * patch."""
+        return int(_capi.ram_glimpse_size(self._ptr, _c_int(channels, "channels")))
+
+    def extract(self, images, locs, shape=None):
+        """Cut one glimpse per image.
+
+        images: n x C x H x W floats; `shape` = (n, C, H, W) may be left out
+        when images is (or NumPy converts it to) an array of shape
+        (n, C, H, W) or (n, H, W).  locs: n (x, y) pairs in [-1, 1] (-1 the
+        left or top edge, (0, 0) the centre), flat or nested.
+        Returns n glimpses laid out [channel][scale][row][col]: with NumPy an
+        array (n, C, depth, patch, patch), without a flat array.array of
+        n * size(C) floats.
+        """
+        if shape is None:
+            ndim = getattr(images, "ndim", None)
+            if _np is not None and ndim is None:
+                try:
+                    ndim = _np.ndim(images)
+                except (TypeError, ValueError):
+                    ndim = None
+            if ndim not in (3, 4):
+                raise TypeError("shape=(n, C, H, W) is required unless images is a 3-D or "
+                                "4-D array")
+            dims = tuple(getattr(images, "shape", None) or _np.shape(images))
+            shape = dims if ndim == 4 else (dims[0], 1) + tuple(dims[1:])
+        if len(shape) != 4:
+            raise TypeError("shape must be (n, C, H, W)")
+        n, c, h, w = (_c_int(int(v), "shape") for v in shape)
+        image_buf, image_ptr, image_size = _floats(images, "images")
+        if _np is None and not isinstance(locs, (array.array, memoryview)):
+            locs = _flatten(locs)
+        loc_buf, loc_ptr, loc_size = _floats(locs, "locs")
+        if min(n, c, h, w) >= 1:
+            if image_size != n * c * h * w:
+                raise _invalid("shape %s needs %d floats, images has %d"
+                               % (tuple(shape), n * c * h * w, image_size))
+            if loc_size != 2 * n:
+                raise _invalid("%d images need %d location floats, got %d"
+                               % (n, 2 * n, loc_size))
+        count = max(n, 1)
+        out = _new_floats((count, max(c, 1), self.depth, self.patch, self.patch))
+        out_ptr = _pointer(out, ctypes.c_float)
+        keep = [image_buf, loc_buf]
+        # Empty inputs still get valid pointers: libram refuses n < 1 itself.
+        image_ptr = image_ptr or _placeholder(keep, ctypes.c_float)
+        loc_ptr = loc_ptr or _placeholder(keep, ctypes.c_float)
+        with self._lock:
+            _check(_capi.ram_glimpse_extract(self._ptr, image_ptr, n, c, h, w, loc_ptr, out_ptr,
+                                             len(out) if _np is None else out.size))
+        del keep
+        return out
+
+
+# ---- training
+
+class Policy(_Closeable):
+    """The location policy and its baseline (ram_policy): Gaussian std,
+    baseline type and weights, REINFORCE scaling, sampling RNG.
+
+    Policy(model, **params) starts from ram_policy_params_init()'s defaults
+    with `params` applied: the fields of ram_policy_params (std, baseline,
+    hidden, steps, reward_scale, discount, detach_core, seed); baseline also
+    by name ("linear", "scalar", "none").  Zero std, hidden and steps take
+    the model's values; model may be None when all three are given.  The
+    policy does not keep the model.  A Trainer borrows it: closing the policy
+    closes its trainers first."""
+
+    _what = "policy"
+
+    def __init__(self, model=None, **params):
+        if model is not None and not isinstance(model, Model):
+            raise TypeError("model must be a libram.Model or None, not %s"
+                            % type(model).__name__)
+        p = _capi.defaults(_capi.PolicyParams)
+        _set_params(p, params, {"baseline": BASELINE_TYPES}, "policy")
+        out = ctypes.c_void_p()
+        if model is None:
+            _check(_capi.ram_policy_create(ctypes.byref(p), None, ctypes.byref(out)))
+        else:
+            with model._lock:
+                _check(_capi.ram_policy_create(ctypes.byref(p), model._ptr, ctypes.byref(out)))
+        self._h = _Handle(out.value, _capi.ram_policy_free)
+        self._lock = threading.Lock()
+        self._trainers = weakref.WeakSet()  # closed before the policy
+
+    def seed(self, seed):
+        """Reseed the sampling RNG (ram_policy_seed)."""
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 64:
+            raise TypeError("seed must be an int in [0, 2^64)")
+        with self._lock:
+            _capi.ram_policy_seed(self._ptr, seed)
+
+    def close(self):
+        """Free the policy now; trainers using it are closed first.  Idempotent."""
+        for trainer in list(self._trainers):
+            trainer.close()
+        with self._lock:
+            self._h.close()
+
+
+class TrainStats(typing.NamedTuple):
+    """One Trainer.train_batch() report (ram_train_stats); losses are batch means."""
+    loss: float          #: nll + baseline_mse + reinforce
+    nll: float           #: classification cross-entropy
+    baseline_mse: float  #: mean over steps of (b_t - R_t)^2
+    reinforce: float     #: the REINFORCE surrogate loss
+    accuracy: float      #: fraction correct with *sampled* locations
+    reward: float        #: mean final reward
+    baseline: float      #: mean baseline value
+    grad_norm: float     #: global gradient norm before clipping
+    lr: float            #: learning rate used for this step
+
+
+class Trainer(_Closeable):
+    """Optimizer, workspaces and worker threads training `model` with
+    `policy` (ram_trainer).
+
+    Trainer(model, policy=None, **params) starts from
+    ram_trainer_params_init()'s defaults with `params` applied: the fields
+    of ram_trainer_params (optimizer "adam" or "sgd", lr, lr_final,
+    decay_steps, momentum, nesterov, beta1, beta2, eps, clip_norm,
+    max_batch, threads).  lr_final follows lr unless given, as ram.h
+    documents.  Without a policy the trainer makes a default Policy(model)
+    of its own and closes it with itself.
+
+    The C trainer borrows the model and the policy and updates their
+    weights in place; the Trainer keeps both alive and is closed before
+    either (also by their close()).  Its calls hold the model's lock, so a
+    Model shared between threads is never classified with while it trains."""
+
+    _what = "trainer"
+
+    def __init__(self, model, policy=None, **params):
+        if not isinstance(model, Model):
+            raise TypeError("model must be a libram.Model, not %s" % type(model).__name__)
+        if policy is not None and not isinstance(policy, Policy):
+            raise TypeError("policy must be a libram.Policy or None, not %s"
+                            % type(policy).__name__)
+        p = _capi.defaults(_capi.TrainerParams)
+        _set_params(p, params, {"optimizer": OPTIMIZERS}, "trainer")
+        if "lr" in params and "lr_final" not in params:
+            p.lr_final = p.lr
+        own_policy = policy is None
+        if own_policy:
+            policy = Policy(model)
+        out = ctypes.c_void_p()
+        try:
+            with model._lock, policy._lock:
+                _check(_capi.ram_trainer_create(model._ptr, policy._ptr, ctypes.byref(p),
+                                                ctypes.byref(out)))
+                # The finalizer holds the borrowed objects' handles: they are
+                # never freed first.
+                self._h = _Handle(out.value, _capi.ram_trainer_free, keep=(model._h, policy._h))
+        except BaseException:
+            if own_policy:
+                policy.close()
+            raise
+        self._model = model
+        self._policy = policy
+        self._own_policy = own_policy
+        self._lock = threading.Lock()
+        self.max_batch = p.max_batch
+        self.threads = p.threads
+        model._trainers.add(self)
+        policy._trainers.add(self)
+
+    @property
+    def model(self):
+        return self._model
+
+    @property
+    def policy(self):
+        return self._policy
+
+    def close(self):
+        """Free the trainer now; the model and a policy passed in stay open.
+        Idempotent."""
+        with self._lock:
+            self._h.close()
+        self._model._trainers.discard(self)
+        self._policy._trainers.discard(self)
+        if self._own_policy:
+            self._policy.close()
+
+    def _batch(self, images, labels):
+        """Buffers and pointers for n images and n labels, lengths checked
+        (libram cannot see them)."""
+        c, h, w = self._model.image_shape
+        pixels = c * h * w
+        label_buf, label_ptr, n = _ints(labels, "labels")
+        image_buf, image_ptr, size = _floats(images, "images")
+        if size != n * pixels:
+            raise _invalid("%d labels need %d images of %d x %d x %d = %d floats, got %d"
+                           % (n, n, c, h, w, n * pixels, size))
+        if n > 2 ** 31 - 1:
+            raise _invalid("%d images do not fit a C int" % n)
+        keep = [image_buf, label_buf]
+        if n == 0:  # valid pointers for libram to refuse n = 0 with its own message
+            image_ptr = _placeholder(keep, ctypes.c_float)
+            label_ptr = _placeholder(keep, ctypes.c_int)
+        return keep, image_ptr, label_ptr, n
+
+    def train_batch(self, images, labels):
+        """One optimisation step on n images (n <= max_batch) with labels in
+        [0, classes).  images as for Model.classify(); labels n ints.
+        Returns a TrainStats."""
+        keep, image_ptr, label_ptr, n = self._batch(images, labels)
+        stats = _capi.TrainStatsStruct()
+        with self._lock, self._model._lock, self._policy._lock:
+            _check(_capi.ram_trainer_train_batch(self._ptr, image_ptr, label_ptr, n,
+                                                 ctypes.byref(stats)))
+        del keep
+        return TrainStats(*(float(getattr(stats, f)) for f in TrainStats._fields))
+
+    def evaluate(self, images, labels):
+        """Error rate (fraction wrong, a float) on any number of images with
+        mean locations, max_batch at a time with the trainer's threads."""
+        keep, image_ptr, label_ptr, n = self._batch(images, labels)
+        error = ctypes.c_double()
+        with self._lock, self._model._lock, self._policy._lock:
+            _check(_capi.ram_trainer_evaluate(self._ptr, image_ptr, label_ptr, n,
+                                              ctypes.byref(error)))
+        del keep
+        return error.value
+
+    @property
+    def steps(self):
+        """Number of train_batch() steps taken (restored by load_checkpoint)."""
+        with self._lock:
+            return int(_capi.ram_trainer_steps(self._ptr))
+
+    def shuffle(self, n):
+        """A random permutation of range(n) from the trainer's own RNG, which
+        checkpoints save: a reproducible data order.  A NumPy int array, or
+        an array.array of ints without NumPy."""
+        n = _c_int(n, "n")
+        perm = _new_ints(max(n, 1))
+        with self._lock:
+            _check(_capi.ram_trainer_shuffle(self._ptr, _pointer(perm, ctypes.c_int), n))
+        return perm[:n]
+
+    def save_checkpoint(self, path, user=b""):
+        """Save model, policy, optimizer state, step count, RNGs and `user`
+        (bytes of caller data, e.g. the epoch) atomically to `path`.  A
+        checkpoint is also a model file for Model.load()."""
+        if not isinstance(user, (bytes, bytearray, memoryview)):
+            raise TypeError("user must be bytes, not %s" % type(user).__name__)
+        data = bytes(user)
+        buf = ctypes.create_string_buffer(data, len(data)) if data else None
+        with self._lock, self._model._lock, self._policy._lock:
+            _check(_capi.ram_trainer_save_checkpoint(self._ptr, os.fsencode(path), buf,
+                                                     len(data)))
+
+    def load_checkpoint(self, path):
+        """Restore a checkpoint saved by a trainer of the same architecture,
+        baseline type and optimizer (else MismatchError; nothing changes on
+        error).  Training then continues exactly as the uninterrupted run
+        would (same thread count).  Returns the user bytes saved with it."""
+        path = os.fsencode(path)
+        capacity = 4096
+        while True:
+            buf = ctypes.create_string_buffer(capacity)
+            full = ctypes.c_size_t()
+            with self._lock, self._model._lock, self._policy._lock:
+                _check(_capi.ram_trainer_load_checkpoint(self._ptr, path, buf, capacity,
+                                                         ctypes.byref(full)))
+            if full.value <= capacity:
+                return buf.raw[:full.value]
+            # Longer user data: load again (the same file, the same state)
+            # into a buffer that fits it all.
+            capacity = full.value
