@@ -1,35 +1,59 @@
-/* ram-bench: speed figures for libram (a benchmark prints, it never asserts).
+/* ram-bench: libram's speed, next to its peer and its limit, in one run.
  *
- *   1. inference cost against image size: the point of hard attention is that
- *      it does not grow with the image (same retina, 28x28 .. 512x512);
- *   2. training throughput (samples/s) with 1 and 2 worker threads;
- *   3. inference throughput of one shared model from 1 and 2 threads.
+ * For each configuration (the paper's MNIST model, translated60,
+ * cluttered100, and a 512x512 RGB image seen through the translated60
+ * retina) and for 1 and 2 threads it prints:
+ *   - training samples/s at batch 32 and 128 (libram's worker threads);
+ *   - inference at batch 1 (samples/s and microseconds per image) and at
+ *     batch 256, with 1 or 2 threads sharing one model;
+ *   - the peak resident memory of the configuration;
+ *   - the same figures for PyTorch (bench/torch_ram.py, same model, batch and
+ *     threads) and the libram/PyTorch ratios;
+ *   - the limit: matmul FLOPs per sample divided by cblas_sgemm's measured
+ *     throughput, and the fraction of it libram reaches.
+ * Then inference cost against image size and against the number of glimpses.
  *
- * Each figure is the median of --reps timed repetitions, all in one run so
- * that ratios are comparable on a noisy machine. */
-#define _POSIX_C_SOURCE 200809L
+ * Figures are median (min-max) over --reps timed repetitions after --warmup
+ * untimed ones.  A benchmark prints; it never asserts.  Each configuration
+ * runs in a child process, so that its peak RSS is its own. */
+#define _GNU_SOURCE
 #include <ram/ram.h>
 
+#include <cblas.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+/* ---- options and output ------------------------------------------------- */
+
+static struct {
+    int reps, warmup, json, quick, max_threads;
+    double rep_seconds;
+    const char *peer; /* command running bench/torch_ram.py, or NULL */
+    const char *only; /* one configuration, or NULL for all */
+} opt = {5, 1, 0, 0, 2, 0.5, NULL, NULL};
+
+/* Text goes to stdout unless --json, where stdout carries one JSON document. */
+static void say(const char *fmt, ...) {
+    if (opt.json) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+}
 
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 #define CHECK(call)                                                                                \
@@ -41,10 +65,144 @@ static double median(double *v, int n) {
         }                                                                                          \
     } while (0)
 
-static float *random_images(int n, int c, int h, int w, unsigned seed) {
-    size_t count = (size_t)n * c * h * w;
-    float *x = malloc(sizeof(float) * count);
-    if (!x) exit(1);
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "ram-bench: out of memory (%zu bytes)\n", n);
+        exit(1);
+    }
+    return p;
+}
+
+/* ---- statistics: median, min, max of repeated rates ---------------------- */
+
+typedef struct stat3 {
+    double median, min, max;
+} stat3;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static stat3 summarize(double *v, int n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    stat3 s = {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0], v[n - 1]};
+    return s;
+}
+
+/* Runs `work(arg, iters)` --warmup times, then --reps times with `iters`
+ * chosen so that one repetition lasts about --rep-seconds; returns the rate
+ * in units of `per_iter` per second. */
+typedef void (*work_fn)(void *arg, long iters);
+
+static stat3 measure_rate(work_fn work, void *arg, double per_iter) {
+    double t0 = now();
+    work(arg, 1); /* also the first warm-up: buffers, caches, thread start */
+    double one = now() - t0;
+    long iters = one > 0 ? (long)(opt.rep_seconds / one) : 1000;
+    if (iters < 1) iters = 1;
+    for (int w = 1; w < opt.warmup; w++)
+        work(arg, iters);
+    double v[64];
+    for (int r = 0; r < opt.reps; r++) {
+        t0 = now();
+        work(arg, iters);
+        v[r] = iters * per_iter / (now() - t0);
+    }
+    return summarize(v, opt.reps);
+}
+
+/* ---- configurations ------------------------------------------------------ */
+
+typedef struct config {
+    const char *name;
+    int channels, size, patch, depth, glimpses;
+    const char *what;
+} config;
+
+static const config configs[] = {
+    {"mnist", 1, 28, 8, 1, 6, "28x28, 8x8 patch, 1 scale, 6 glimpses"},
+    {"translated60", 1, 60, 12, 3, 8, "60x60, 12x12 patch, 3 scales, 8 glimpses"},
+    {"cluttered100", 1, 100, 12, 4, 8, "100x100, 12x12 patch, 4 scales, 8 glimpses"},
+    {"image512", 3, 512, 12, 3, 8, "512x512 RGB, translated60's retina, 8 glimpses"},
+};
+#define N_CONFIGS (int)(sizeof configs / sizeof configs[0])
+
+static ram_model_params config_params(const config *c) {
+    ram_model_params p;
+    ram_model_params_init(&p);
+    p.channels = c->channels;
+    p.height = p.width = c->size;
+    p.glimpse.patch = c->patch;
+    p.glimpse.depth = c->depth;
+    p.glimpses = c->glimpses;
+    p.loc_range_pixels = 0; /* the image edge, at any size */
+    return p;
+}
+
+/* Matmul FLOPs (2 per multiply-add) of one sample, the way the model runs
+ * them (lib/model.c): forward; and a training step = forward + weight
+ * gradients of every layer + input gradients of every layer whose input
+ * needs one (not the glimpse pixels, not the sampled location, not h_t
+ * through the location network, which REINFORCE trains alone by default)
+ * + the linear baseline.  Element-wise work (ReLU, tanh, LSTM gates, the
+ * glimpse pooling, Adam) is left out: it is small and not what sgemm does. */
+typedef struct flops {
+    double infer, train;
+} flops;
+
+static flops count_flops(const ram_model_params *p) {
+    double D = (double)p->channels * p->glimpse.depth * p->glimpse.patch * p->glimpse.patch;
+    double Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, H = p->core_hidden;
+    double gates = p->core == RAM_CORE_LSTM ? 4 : 1, T = p->glimpses, K = p->classes;
+    double g1 = D * Hg, l1 = 2 * Hl, g2 = (Hg + Hl) * G, core = (G + H) * gates * H,
+           loc = H * 2, base = H, cls = H * K;
+    double step = g1 + l1 + g2 + core + loc;
+    flops f;
+    f.infer = 2 * (T * step + cls);
+    double fwd_w = T * (step + base) + cls;               /* forward, with the baseline */
+    double dx = T * (g2 + core) + cls;                    /* input gradients needed */
+    f.train = 2 * (fwd_w + fwd_w /* weight gradients */ + dx);
+    return f;
+}
+
+/* ---- cblas_sgemm throughput: the limit ----------------------------------- */
+
+typedef struct gemm_job {
+    int m, n, k;
+    float *a, *b, *c;
+} gemm_job;
+
+static void gemm_work(void *arg, long iters) {
+    gemm_job *g = arg;
+    for (long i = 0; i < iters; i++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g->m, g->n, g->k, 1.0f, g->a, g->k,
+                    g->b, g->k, 0.0f, g->c, g->n);
+}
+
+/* GFLOP/s of C = A B^T (the layout ram_linear_forward uses), BLAS threads = t. */
+static stat3 sgemm_gflops(int m, int n, int k, int threads) {
+    ram_set_blas_threads(threads);
+    gemm_job g = {m, n, k, xmalloc(sizeof(float) * m * k), xmalloc(sizeof(float) * n * k),
+                  xmalloc(sizeof(float) * m * n)};
+    for (long i = 0; i < (long)m * k; i++)
+        g.a[i] = (float)(i % 7) * 0.1f;
+    for (long i = 0; i < (long)n * k; i++)
+        g.b[i] = (float)(i % 5) * 0.1f;
+    stat3 s = measure_rate(gemm_work, &g, 2.0 * m * n * k * 1e-9);
+    free(g.a);
+    free(g.b);
+    free(g.c);
+    ram_set_blas_threads(1);
+    return s;
+}
+
+/* ---- libram measurements --------------------------------------------------- */
+
+static float *make_images(size_t n, const ram_model_params *p, unsigned seed) {
+    size_t count = n * p->channels * p->height * p->width;
+    float *x = xmalloc(sizeof(float) * count);
     for (size_t i = 0; i < count; i++) {
         seed = seed * 1103515245u + 12345u;
         x[i] = (float)((seed >> 8) & 0xffff) / 65535.0f;
@@ -52,140 +210,464 @@ static float *random_images(int n, int c, int h, int w, unsigned seed) {
     return x;
 }
 
-typedef struct job {
-    const ram_model *m;
-    const float *images;
-    int n, batch, reps;
-    double seconds;
-} job;
+typedef struct train_job {
+    ram_trainer *t;
+    const float *x;
+    const int *y;
+    int batch;
+} train_job;
 
-static void *classify_job(void *arg) {
-    job *j = arg;
+static void train_work(void *arg, long iters) {
+    train_job *j = arg;
+    for (long i = 0; i < iters; i++)
+        CHECK(ram_trainer_train_batch(j->t, j->x, j->y, j->batch, NULL));
+}
+
+static stat3 bench_train(const ram_model_params *p, const float *x, const int *y, int batch,
+                         int threads) {
+    ram_model *m;
+    ram_policy *pol;
+    ram_trainer *t;
+    ram_policy_params pp;
+    ram_trainer_params tp;
+    ram_policy_params_init(&pp);
+    ram_trainer_params_init(&tp);
+    tp.max_batch = batch;
+    tp.threads = threads;
+    CHECK(ram_model_create(p, &m));
+    CHECK(ram_policy_create(&pp, m, &pol));
+    CHECK(ram_trainer_create(m, pol, &tp, &t));
+    train_job j = {t, x, y, batch};
+    stat3 s = measure_rate(train_work, &j, batch);
+    ram_trainer_free(t);
+    ram_policy_free(pol);
+    ram_model_free(m);
+    return s;
+}
+
+/* Inference: `threads` threads, each with its own ram_state, classify
+ * batches of `batch` images with one shared model. */
+typedef struct infer_thread {
+    const ram_model *m;
     ram_state *st;
-    CHECK(ram_state_create(j->m, j->batch, &st));
-    int *labels = malloc(sizeof(int) * j->batch);
-    ram_model_params p;
-    ram_model_params_init(&p);
-    CHECK(ram_model_get_params(j->m, &p));
-    size_t img = (size_t)p.channels * p.height * p.width;
-    double t0 = now();
-    for (int r = 0; r < j->reps; r++)
-        for (int i = 0; i < j->n; i += j->batch) {
-            int b = j->n - i < j->batch ? j->n - i : j->batch;
-            CHECK(ram_model_classify(j->m, st, j->images + i * img, b, labels, NULL, NULL));
-        }
-    j->seconds = now() - t0;
-    free(labels);
-    ram_state_free(st);
+    const float *x;
+    int *labels;
+    int batch;
+    long iters;
+} infer_thread;
+
+static void *infer_thread_main(void *arg) {
+    infer_thread *it = arg;
+    for (long i = 0; i < it->iters; i++)
+        CHECK(ram_model_classify(it->m, it->st, it->x, it->batch, it->labels, NULL, NULL));
     return NULL;
 }
 
-int main(int argc, char **argv) {
-    int reps = 5;
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
-    if (reps < 1) reps = 1;
-    ram_set_blas_threads(1);
-    printf("libram %s ram-bench, median of %d repetitions\n\n", ram_version_string(), reps);
+typedef struct infer_job {
+    infer_thread th[8];
+    int threads;
+} infer_job;
 
-    /* 1. cost against image size, paper's MNIST network (6 glimpses, 8x8, 1 scale
-     *    for 28x28) and a 12x12, 3-scale retina for the larger images. */
-    printf("1. inference, batch 64, 6 glimpses: microseconds per image\n");
-    printf("   %-10s %-16s %12s %14s\n", "image", "retina", "us/image", "input floats");
-    const int sizes[] = {28, 60, 100, 256, 512};
-    for (int s = 0; s < 5; s++) {
-        ram_model_params p;
-        ram_model_params_init(&p);
-        p.height = p.width = sizes[s];
-        p.loc_range_pixels = 0;
-        if (sizes[s] > 28) {
-            p.glimpse.patch = 12;
-            p.glimpse.depth = 3;
-        }
-        ram_model *m;
-        CHECK(ram_model_create(&p, &m));
-        int n = 256;
-        float *x = random_images(n, 1, p.height, p.width, 7);
-        double t[64];
-        for (int r = 0; r < reps; r++) {
-            job j = {m, x, n, 64, 1, 0};
-            classify_job(&j);
-            t[r] = j.seconds / n * 1e6;
-        }
-        char retina[32];
-        snprintf(retina, sizeof retina, "%dx%d x%d", p.glimpse.patch, p.glimpse.patch,
-                 p.glimpse.depth);
-        printf("   %3dx%-6d %-16s %12.1f %14d\n", sizes[s], sizes[s], retina, median(t, reps),
-               sizes[s] * sizes[s]);
-        free(x);
-        ram_model_free(m);
+static void infer_work(void *arg, long iters) {
+    infer_job *j = arg;
+    pthread_t tid[8];
+    for (int k = 0; k < j->threads; k++) {
+        j->th[k].iters = iters;
+        if (k > 0) pthread_create(&tid[k], NULL, infer_thread_main, &j->th[k]);
     }
+    infer_thread_main(&j->th[0]);
+    for (int k = 1; k < j->threads; k++)
+        pthread_join(tid[k], NULL);
+}
 
-    /* 2. training throughput on the MNIST model. */
-    printf("\n2. training, MNIST model (28x28, 6 glimpses, 256 hidden), batch 64: samples/s\n");
-    ram_model_params mp;
-    ram_model_params_init(&mp);
-    const int n_train = 1024;
-    float *x = random_images(n_train, 1, 28, 28, 11);
-    int *y = malloc(sizeof(int) * n_train);
-    for (int i = 0; i < n_train; i++)
-        y[i] = i % 10;
-    double rate[2];
-    for (int threads = 1; threads <= 2; threads++) {
-        ram_model *m;
-        ram_policy *pol;
-        ram_trainer *t;
-        ram_policy_params pp;
-        ram_trainer_params tp;
-        ram_policy_params_init(&pp);
-        ram_trainer_params_init(&tp);
-        tp.max_batch = 64;
-        tp.threads = threads;
-        CHECK(ram_model_create(&mp, &m));
-        CHECK(ram_policy_create(&pp, m, &pol));
-        CHECK(ram_trainer_create(m, pol, &tp, &t));
-        double v[64];
-        for (int r = 0; r < reps; r++) {
-            double t0 = now();
-            for (int i = 0; i < n_train; i += 64)
-                CHECK(ram_trainer_train_batch(t, x + (size_t)i * 784, y + i, 64, NULL));
-            v[r] = n_train / (now() - t0);
-        }
-        rate[threads - 1] = median(v, reps);
-        printf("   %d thread%s %10.0f samples/s  (%.1f s per 50,000-image epoch)\n", threads,
-               threads > 1 ? "s" : " ", rate[threads - 1], 50000 / rate[threads - 1]);
-        ram_trainer_free(t);
-        ram_policy_free(pol);
-        ram_model_free(m);
+static stat3 bench_infer(const ram_model *m, const float *x, int batch, int threads) {
+    infer_job j = {.threads = threads};
+    for (int k = 0; k < threads; k++) {
+        CHECK(ram_state_create(m, batch, &j.th[k].st));
+        j.th[k] = (infer_thread){m, j.th[k].st, x,
+                                 xmalloc(sizeof(int) * batch), batch, 0};
     }
-    printf("   speed-up 2 threads / 1 thread: %.2fx\n", rate[1] / rate[0]);
+    stat3 s = measure_rate(infer_work, &j, (double)batch * threads);
+    for (int k = 0; k < threads; k++) {
+        ram_state_free(j.th[k].st);
+        free(j.th[k].labels);
+    }
+    return s;
+}
 
-    /* 3. one shared model, inference from 1 and 2 threads. */
-    printf("\n3. inference, one shared model, batch 64: images/s\n");
+/* ---- the PyTorch peer ------------------------------------------------------ */
+
+typedef struct peer_result {
+    int ok;
+    char version[32];
+    char setup[512];
+    stat3 train32, train128, infer1, infer256;
+} peer_result;
+
+/* Finds "key": {"median": x, "min": y, "max": z} in the peer's JSON. */
+static int json_stat(const char *js, const char *key, stat3 *s) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(js, pat);
+    if (!p) return 0;
+    const char *med = strstr(p, "\"median\""), *mn = strstr(p, "\"min\""), *mx = strstr(p, "\"max\"");
+    if (!med || !mn || !mx) return 0;
+    return sscanf(strchr(med, ':') + 1, "%lf", &s->median) == 1 &&
+           sscanf(strchr(mn, ':') + 1, "%lf", &s->min) == 1 &&
+           sscanf(strchr(mx, ':') + 1, "%lf", &s->max) == 1;
+}
+
+static void json_string(const char *js, const char *key, char *out, size_t cap) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": \"", key);
+    const char *p = strstr(js, pat);
+    out[0] = 0;
+    if (!p) return;
+    p += strlen(pat);
+    size_t i = 0;
+    for (; *p && *p != '"' && i + 1 < cap; p++)
+        out[i++] = *p == '\\' && p[1] ? *++p : *p;
+    out[i] = 0;
+}
+
+static peer_result run_peer(const config *c, int threads) {
+    peer_result r = {0};
+    if (!opt.peer) return r;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s --config %s --threads %d --reps %d --warmup %d%s --json",
+             opt.peer, c->name, threads, opt.reps, opt.warmup, opt.quick ? " --quick" : "");
+    fflush(stdout);
+    FILE *f = popen(cmd, "r");
+    if (!f) return r;
+    static char js[1 << 16];
+    size_t n = fread(js, 1, sizeof js - 1, f);
+    js[n] = 0;
+    int status = pclose(f);
+    if (status != 0) {
+        fprintf(stderr, "ram-bench: the peer failed (%s)\n", cmd);
+        return r;
+    }
+    r.ok = json_stat(js, "train_b32", &r.train32) && json_stat(js, "train_b128", &r.train128) &&
+           json_stat(js, "infer_b1", &r.infer1) && json_stat(js, "infer_b256", &r.infer256);
+    json_string(js, "torch_version", r.version, sizeof r.version);
+    json_string(js, "setup", r.setup, sizeof r.setup);
+    return r;
+}
+
+/* ---- one configuration (in a child process) -------------------------------- */
+
+typedef struct row {
+    stat3 train32, train128, infer1, infer256;
+} row;
+
+static void print_stat_json(const char *key, stat3 s, int last) {
+    printf("\"%s\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g}%s", key, s.median, s.min,
+           s.max, last ? "" : ", ");
+}
+
+static double peak_rss_mb(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0; /* kB on Linux */
+}
+
+static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
+    ram_model_params p = config_params(c);
+    flops f = count_flops(&p);
+    /* One pool of images for the largest batch; inference threads share it
+     * read-only, as they share the model. */
+    int pool = 256;
+    float *x = make_images(pool, &p, 7);
+    int *y = xmalloc(sizeof(int) * pool);
+    for (int i = 0; i < pool; i++)
+        y[i] = i % p.classes;
     ram_model *m;
-    CHECK(ram_model_create(&mp, &m));
-    double ips[2];
-    for (int threads = 1; threads <= 2; threads++) {
-        double v[64];
-        for (int r = 0; r < reps; r++) {
-            pthread_t th[2];
-            job j[2];
-            double t0 = now();
-            for (int k = 0; k < threads; k++) {
-                j[k] = (job){m, x, n_train, 64, 1, 0};
-                pthread_create(&th[k], NULL, classify_job, &j[k]);
-            }
-            for (int k = 0; k < threads; k++)
-                pthread_join(th[k], NULL);
-            v[r] = threads * n_train / (now() - t0);
-        }
-        ips[threads - 1] = median(v, reps);
-        printf("   %d thread%s %10.0f images/s\n", threads, threads > 1 ? "s" : " ",
-               ips[threads - 1]);
+    CHECK(ram_model_create(&p, &m));
+
+    say("\n== %s: %s; %.2f MFLOP per training sample, %.2f per inference\n", c->name, c->what,
+        f.train * 1e-6, f.infer * 1e-6);
+    say("   %-26s %22s %22s %10s\n", "", "1 thread", "2 threads", "2t / 1t");
+
+    row lr[2];
+    peer_result pr[2];
+    for (int t = 1; t <= opt.max_threads; t++) {
+        lr[t - 1].train32 = bench_train(&p, x, y, 32, t);
+        lr[t - 1].train128 = bench_train(&p, x, y, 128, t);
+        lr[t - 1].infer1 = bench_infer(m, x, 1, t);
+        lr[t - 1].infer256 = bench_infer(m, x, 256, t);
+        pr[t - 1] = run_peer(c, t);
     }
-    printf("   speed-up 2 threads / 1 thread: %.2fx\n", ips[1] / ips[0]);
+    double rss = peak_rss_mb();
+
+#define ROW(label, field, unit)                                                                    \
+    do {                                                                                           \
+        char a[2][40];                                                                             \
+        for (int t = 0; t < opt.max_threads; t++)                                                  \
+            snprintf(a[t], sizeof a[t], "%.0f (%.0f-%.0f)", lr[t].field.median, lr[t].field.min,   \
+                     lr[t].field.max);                                                             \
+        say("   %-26s %22s %22s", label, a[0], opt.max_threads > 1 ? a[1] : "");                   \
+        if (opt.max_threads > 1) say(" %9.2fx", lr[1].field.median / lr[0].field.median);          \
+        say("  %s\n", unit);                                                                       \
+    } while (0)
+    ROW("train, batch 32", train32, "samples/s");
+    ROW("train, batch 128", train128, "samples/s");
+    ROW("infer, batch 1", infer1, "samples/s");
+    say("   %-26s %22.1f %22.1f %10s  us/image/thread\n", "infer, batch 1 latency",
+        1e6 / lr[0].infer1.median,
+        opt.max_threads > 1 ? 2e6 / lr[1].infer1.median : 0.0, "");
+    ROW("infer, batch 256", infer256, "samples/s");
+    say("   %-26s %22.0f MB (the whole configuration, inputs included)\n", "peak RSS", rss);
+
+    /* The limit: FLOPs at large-square sgemm speed with as many BLAS threads. */
+    stat3 peak[2] = {peak1, peak2};
+    say("   limit (sgemm %5.0f/%5.0f GFLOP/s): train %6.0f / %6.0f samples/s; libram reaches "
+        "%3.0f%% / %3.0f%% at batch 128\n",
+        peak[0].median, peak[1].median, peak[0].median * 1e9 / f.train,
+        peak[1].median * 1e9 / f.train,
+        100 * lr[0].train128.median / (peak[0].median * 1e9 / f.train),
+        opt.max_threads > 1 ? 100 * lr[1].train128.median / (peak[1].median * 1e9 / f.train) : 0);
+    say("   %-26s infer batch 1: %.1f us/image at 1 thread (%.0f%% of the sgemm limit %.1f us)\n",
+        "", 1e6 / lr[0].infer1.median,
+        100 * (f.infer / (peak[0].median * 1e9)) / (1 / lr[0].infer1.median),
+        f.infer / (peak[0].median * 1e9) * 1e6);
+
+    for (int t = 0; t < opt.max_threads && opt.peer; t++) {
+        if (!pr[t].ok) {
+            say("   PyTorch, %d thread%s: not measured (peer failed)\n", t + 1, t ? "s" : "");
+            continue;
+        }
+        say("   PyTorch %s, %d thread%s: train b32 %.0f, b128 %.0f; infer b1 %.0f (%.0f us), "
+            "b256 %.0f samples/s\n",
+            pr[t].version, t + 1, t ? "s" : "", pr[t].train32.median, pr[t].train128.median,
+            pr[t].infer1.median, 1e6 / pr[t].infer1.median, pr[t].infer256.median);
+        say("   libram / PyTorch, %d thread%s: train b32 %.2fx, b128 %.2fx; infer b1 %.2fx, b256 "
+            "%.2fx\n",
+            t + 1, t ? "s" : "", lr[t].train32.median / pr[t].train32.median,
+            lr[t].train128.median / pr[t].train128.median,
+            lr[t].infer1.median / pr[t].infer1.median,
+            lr[t].infer256.median / pr[t].infer256.median);
+    }
+    if (opt.peer && pr[0].ok) say("   PyTorch setup: %s\n", pr[0].setup);
+
+    if (opt.json) {
+        printf("%s{\"config\": \"%s\", \"what\": \"%s\", \"train_mflop\": %.4f, \"infer_mflop\": "
+               "%.4f, \"peak_rss_mb\": %.1f, \"threads\": [",
+               first ? "" : ", ", c->name, c->what, f.train * 1e-6, f.infer * 1e-6, rss);
+        for (int t = 0; t < opt.max_threads; t++) {
+            double lim = peak[t].median * 1e9 / f.train;
+            printf("%s{\"threads\": %d, \"libram\": {", t ? ", " : "", t + 1);
+            print_stat_json("train_b32", lr[t].train32, 0);
+            print_stat_json("train_b128", lr[t].train128, 0);
+            print_stat_json("infer_b1", lr[t].infer1, 0);
+            print_stat_json("infer_b256", lr[t].infer256, 0);
+            printf("\"infer_b1_us\": %.3f}, \"train_limit\": %.1f, \"fraction_of_limit_b128\": "
+                   "%.4f",
+                   1e6 * (t + 1) / lr[t].infer1.median, lim, lr[t].train128.median / lim);
+            if (opt.peer && pr[t].ok) {
+                printf(", \"pytorch\": {");
+                print_stat_json("train_b32", pr[t].train32, 0);
+                print_stat_json("train_b128", pr[t].train128, 0);
+                print_stat_json("infer_b1", pr[t].infer1, 0);
+                print_stat_json("infer_b256", pr[t].infer256, 1);
+                printf("}, \"ratio\": {\"train_b32\": %.3f, \"train_b128\": %.3f, \"infer_b1\": "
+                       "%.3f, \"infer_b256\": %.3f}",
+                       lr[t].train32.median / pr[t].train32.median,
+                       lr[t].train128.median / pr[t].train128.median,
+                       lr[t].infer1.median / pr[t].infer1.median,
+                       lr[t].infer256.median / pr[t].infer256.median);
+            }
+            printf("}");
+        }
+        printf("]}");
+        fflush(stdout);
+    }
     ram_model_free(m);
     free(x);
     free(y);
+}
+
+/* ---- scaling: cost against image size and glimpse count -------------------- */
+
+static double infer_us(const ram_model_params *p, int batch) {
+    ram_model *m;
+    CHECK(ram_model_create(p, &m));
+    float *x = make_images(batch, p, 3);
+    stat3 s = bench_infer(m, x, batch, 1);
+    free(x);
+    ram_model_free(m);
+    return 1e6 / s.median;
+}
+
+static void run_scaling(void) {
+    const int sizes[] = {28, 60, 100, 256, 512};
+    const int ns = (int)(sizeof sizes / sizeof sizes[0]);
+    say("\n== scaling: inference, 1 thread, 12x12 patch, 3 scales (translated60's retina)\n");
+    say("   %-10s %8s %16s %16s\n", "image", "glimpses", "batch 1 us/img", "batch 256 us/img");
+    if (opt.json) printf("], \"scaling_size\": [");
+    for (int i = 0; i < ns; i++) {
+        ram_model_params p = config_params(&configs[1]);
+        p.height = p.width = sizes[i];
+        double b1 = infer_us(&p, 1), b256 = infer_us(&p, 256);
+        say("   %3dx%-6d %8d %16.1f %16.1f\n", sizes[i], sizes[i], p.glimpses, b1, b256);
+        if (opt.json)
+            printf("%s{\"size\": %d, \"glimpses\": %d, \"b1_us\": %.3f, \"b256_us\": %.3f}",
+                   i ? ", " : "", sizes[i], p.glimpses, b1, b256);
+    }
+    const int gl[] = {1, 2, 4, 6, 8, 12, 16};
+    const int ng = (int)(sizeof gl / sizeof gl[0]);
+    say("\n   60x60 image, glimpses from 1 to 16:\n");
+    if (opt.json) printf("], \"scaling_glimpses\": [");
+    for (int i = 0; i < ng; i++) {
+        ram_model_params p = config_params(&configs[1]);
+        p.glimpses = gl[i];
+        double b1 = infer_us(&p, 1), b256 = infer_us(&p, 256);
+        say("   %3dx%-6d %8d %16.1f %16.1f\n", 60, 60, gl[i], b1, b256);
+        if (opt.json)
+            printf("%s{\"size\": 60, \"glimpses\": %d, \"b1_us\": %.3f, \"b256_us\": %.3f}",
+                   i ? ", " : "", gl[i], b1, b256);
+    }
+}
+
+/* ---- BLAS report ------------------------------------------------------------ */
+
+/* OpenBLAS picks its kernels at load time from the CPU it recognises; an
+ * unrecognised CPU falls back to old SSE kernels, several times slower.
+ * libram's own check (ram_blas_info) says which kernels run and whether the
+ * CPU could do better; ram-bench deliberately does not re-execute itself
+ * with OPENBLAS_CORETYPE as the tools do, so that it measures what a program
+ * linking libram gets. */
+static void blas_report(char *info_out, size_t cap, int *slow) {
+    ram_set_log_callback(NULL, NULL); /* reported below instead */
+    const char *info = ram_blas_info(slow);
+    snprintf(info_out, cap, "%s", info);
+    __builtin_cpu_init();
+    int avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+    say("BLAS: %s; CPU: %s\n", info, avx512 ? "AVX-512" : avx2 ? "AVX2+FMA" : "no AVX2");
+    if (*slow)
+        say("WARNING: these BLAS kernels are older than the CPU: set OPENBLAS_CORETYPE=%s "
+            "(docs/performance.md)\n",
+            avx512 ? "SKYLAKEX" : "HASWELL");
+}
+
+/* ---- main --------------------------------------------------------------------- */
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: ram-bench [--reps N (5)] [--warmup N (1)] [--quick] [--json]\n"
+            "                 [--config mnist|translated60|cluttered100|image512]\n"
+            "                 [--threads 1|2] [--peer CMD | --no-peer] [--no-scaling]\n"
+            "  --peer CMD   the PyTorch peer (default: python3 bench/torch_ram.py next to the\n"
+            "               source, if python3 can import torch)\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    int scaling = 1, no_peer = 0;
+    const char *peer = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(a, "--reps") && more)
+            opt.reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--warmup") && more)
+            opt.warmup = atoi(argv[++i]);
+        else if (!strcmp(a, "--quick"))
+            opt.quick = 1;
+        else if (!strcmp(a, "--json"))
+            opt.json = 1;
+        else if (!strcmp(a, "--config") && more)
+            opt.only = argv[++i];
+        else if (!strcmp(a, "--threads") && more)
+            opt.max_threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--peer") && more)
+            peer = argv[++i];
+        else if (!strcmp(a, "--no-peer"))
+            no_peer = 1;
+        else if (!strcmp(a, "--no-scaling"))
+            scaling = 0;
+        else
+            usage();
+    }
+    if (opt.reps < 1 || opt.reps > 64 || opt.warmup < 1 || opt.max_threads < 1 ||
+        opt.max_threads > 2)
+        usage();
+    if (opt.quick) opt.rep_seconds = 0.15;
+    static char peer_cmd[1024];
+    if (!no_peer) {
+        if (peer) {
+            opt.peer = peer;
+        } else if (system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0) {
+            snprintf(peer_cmd, sizeof peer_cmd, "/usr/bin/python3 %s/bench/torch_ram.py",
+                     RAM_SOURCE_DIR);
+            opt.peer = peer_cmd;
+        } else {
+            fprintf(stderr, "ram-bench: no python3 with torch (Debian: python3-torch): "
+                            "PyTorch not measured\n");
+        }
+    }
+
+    ram_set_blas_threads(1); /* libram's own threads do the splitting */
+    char blas[256];
+    int slow_blas = 0;
+    if (opt.json) printf("{\"libram\": \"%s\", ", ram_version_string());
+    say("libram %s ram-bench: median (min-max) of %d repetitions of ~%.2f s after %d warm-up\n",
+        ram_version_string(), opt.reps, opt.rep_seconds, opt.warmup);
+    blas_report(blas, sizeof blas, &slow_blas);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    say("machine: %ld CPUs online\n", cpus);
+
+    /* The limit, measured once: sgemm at a large square shape and at the
+     * shapes the MNIST model runs (batch x 256 x 256). */
+    stat3 big[2], m128[2], m1[2];
+    for (int t = 1; t <= opt.max_threads; t++) {
+        big[t - 1] = sgemm_gflops(2048, 2048, 2048, t);
+        m128[t - 1] = sgemm_gflops(128, 256, 256, t);
+        m1[t - 1] = sgemm_gflops(1, 256, 256, t);
+    }
+    say("\nsgemm GFLOP/s (C = A B^T)     1 thread          2 threads\n");
+    say("   2048x2048x2048          %7.1f (%.0f-%.0f) %7.1f (%.0f-%.0f)\n", big[0].median,
+        big[0].min, big[0].max, opt.max_threads > 1 ? big[1].median : 0,
+        opt.max_threads > 1 ? big[1].min : 0, opt.max_threads > 1 ? big[1].max : 0);
+    say("   128x256x256 (batch 128) %7.1f             %7.1f\n", m128[0].median,
+        opt.max_threads > 1 ? m128[1].median : 0);
+    say("   1x256x256   (batch 1)   %7.1f             %7.1f\n", m1[0].median,
+        opt.max_threads > 1 ? m1[1].median : 0);
+    if (opt.json) {
+        printf("\"blas\": \"%s\", \"blas_slow\": %d, \"cpus\": %ld, \"sgemm_gflops\": {", blas,
+               slow_blas, cpus);
+        for (int t = 0; t < opt.max_threads; t++)
+            printf("%s\"%d\": {\"2048\": %.2f, \"128x256x256\": %.2f, \"1x256x256\": %.2f}",
+                   t ? ", " : "", t + 1, big[t].median, m128[t].median, m1[t].median);
+        printf("}, \"configs\": [");
+    }
+
+    int first = 1;
+    for (int i = 0; i < N_CONFIGS; i++) {
+        if (opt.only && strcmp(opt.only, configs[i].name)) continue;
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("ram-bench: fork");
+            return 1;
+        }
+        if (pid == 0) {
+            run_config(&configs[i], big[0], opt.max_threads > 1 ? big[1] : big[0], first);
+            fflush(stdout);
+            _exit(0);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+            fprintf(stderr, "ram-bench: configuration %s failed\n", configs[i].name);
+            return 1;
+        }
+        first = 0;
+    }
+    if (scaling) {
+        run_scaling();
+    } else if (opt.json) {
+        printf("], \"scaling_size\": [], \"scaling_glimpses\": [");
+    }
+    if (opt.json) printf("]}\n");
     return 0;
 }

@@ -62,7 +62,8 @@ static void usage(FILE *f) {
                "  --epoch E         train: epoch number as ram-train prints it, from 1 (1)\n"
                "  --seed S          train: ram-train's --seed (1)\n"
                "  --val N           train, val: ram-train's --val (10000)\n"
-               "  -h, --help        show this help\n");
+               "  -h, --help        show this help\n"
+               "  --version         show the version\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
@@ -86,6 +87,9 @@ static int parse_args(int argc, char **argv, options *o) {
         uint64_t v;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "--version")) {
+            printf("ram-data (libram) %s\n", ram_version_string());
             exit(0);
         } else if (i + 1 >= argc) {
             fprintf(stderr, "ram-data: unknown option or missing value: %s\n", a);

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
+#include "tool_blas.h"
 #include "datasets.h"
 
 #include <ram/ram.h>
@@ -81,7 +82,8 @@ static void usage(FILE *f) {
                "                    images (whose set is the last --val of them)\n"
                "  --limit N         evaluate only the first N images\n"
                "  --json            print one JSON object and nothing else\n"
-               "  -h, --help        show this help\n");
+               "  -h, --help        show this help\n"
+               "  --version         show the version\n");
 }
 
 static double now_seconds(void) {
@@ -111,6 +113,9 @@ static int parse_args(int argc, char **argv, options *o) {
         long v;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "--version")) {
+            printf("ram-eval (libram) %s\n", ram_version_string());
             exit(0);
         } else if (!strcmp(a, "--sampled")) {
             sampled = 1;
@@ -273,9 +278,10 @@ static void json_string(const char *s) {
 int main(int argc, char **argv) {
     options o;
     if (parse_args(argc, argv, &o) != 0) return 1;
-    /* Threads split the batches; a multi-threaded BLAS on top of them only
-     * fights for the cores (20x slower on a busy machine, measured). */
-    ram_set_blas_threads(1);
+    /* One BLAS thread: threads split the batches, and a multi-threaded BLAS
+     * on top of them only fights for the cores (20x slower on a busy
+     * machine, measured).  Also makes sure OpenBLAS's kernels fit the CPU. */
+    tool_blas_init("ram-eval", argv);
     if (ram_version_number() / 10000 != RAM_VERSION_MAJOR) {
         fprintf(stderr, "ram-eval: built for libram %s but loaded libram %s\n", RAM_VERSION_STRING,
                 ram_version_string());

@@ -13,6 +13,7 @@
  * Uses only the public API: ram_model_classify()'s `locs` output and
  * ram_glimpse_extract() with the model's own retina parameters.
  */
+#include "tool_blas.h"
 #include "datasets.h"
 
 #include <ram/ram.h>
@@ -58,7 +59,8 @@ static void usage(FILE *f) {
                "  --policy P        mean (default), sampled, random or center locations\n"
                "  --seed N          seed for sampled/random locations (1)\n"
                "  --split NAME      t10k (default) or train (as ram-eval --split)\n"
-               "  -h, --help        show this help\n");
+               "  -h, --help        show this help\n"
+               "  --version         show the version\n");
 }
 
 static int parse_long(const char *opt, const char *s, long lo, long hi, long *out) {
@@ -81,6 +83,9 @@ static int parse_args(int argc, char **argv, options *o) {
         long v;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "--version")) {
+            printf("ram-glimpses (libram) %s\n", ram_version_string());
             exit(0);
         } else if (!strcmp(a, "--errors")) {
             o->errors_only = 1;
@@ -644,7 +649,7 @@ static ram_status classify(const options *o, const ram_model *m, ram_state *st, 
 int main(int argc, char **argv) {
     options o;
     if (parse_args(argc, argv, &o) != 0) return 1;
-    ram_set_blas_threads(1); /* small GEMMs: BLAS threads only add contention */
+    tool_blas_init("ram-glimpses", argv); /* one BLAS thread, kernels fit for the CPU */
 
     int rc = 1;
     ram_model *model = NULL;

@@ -5,6 +5,7 @@
  * live progress line and one line per epoch, and can log epochs as CSV for
  * plotting.  Uses only the public header. */
 #define _POSIX_C_SOURCE 200809L
+#include "tool_blas.h"
 #include "datasets.h"
 
 #include <ram/ram.h>
@@ -59,6 +60,8 @@ static void usage(FILE *f) {
         "  --resume FILE         continue from a checkpoint (same options, same threads)\n"
         "  --log FILE            per-epoch CSV: epoch,seconds,train_error,val_error,lr,...\n"
         "  --quiet               no live progress line\n"
+        "  -h, --help            show this help\n"
+        "  --version             show the version\n"
         "model:\n"
         "  --glimpses N (6)  --patch N (8)  --depth N (1)  --scale F (2)\n"
         "  --glimpse-hidden N (128)  --loc-hidden N (128)  --glimpse-out N (256)\n"
@@ -137,6 +140,9 @@ static int parse(int argc, char **argv, options *o) {
         double r;
         if (FLAG("-h") || FLAG("--help")) {
             usage(stdout);
+            exit(0);
+        } else if (FLAG("--version")) {
+            printf("ram-train (libram) %s\n", ram_version_string());
             exit(0);
         } else if (FLAG("--data")) {
             NEED();
@@ -308,7 +314,7 @@ int main(int argc, char **argv) {
         snprintf(ckpt_default, sizeof ckpt_default, "%s.ckpt", o.out);
         o.checkpoint = ckpt_default;
     }
-    ram_set_blas_threads(1);
+    tool_blas_init("ram-train", argv); /* one BLAS thread, kernels fit for the CPU */
 
     float *images = NULL;
     int *labels = NULL, *perm = NULL, *batch_labels = NULL, n_all, h, w, rc = 1;

@@ -1,8 +1,9 @@
-/* Status strings, the thread-local last-error message, version queries and
- * the versioned-params copy shared by every *_create(). */
+/* Status strings, the thread-local last-error message, the log callback,
+ * version queries and the versioned-params copy shared by every *_create(). */
 #include "internal.h"
 
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,4 +72,35 @@ ram_status ram_copy_params(void *dst, size_t full, const void *user, const char 
     memcpy(dst, user, n < full ? n : full);
     *(size_t *)dst = full;
     return RAM_OK;
+}
+
+/* The log callback: diagnostics that are not the caller's error (a slow
+ * BLAS).  Errors go through statuses and ram_last_error(), never here.  The
+ * default prints to stderr, because a warning nobody sees helps nobody. */
+static void log_to_stderr(ram_log_level level, const char *message, void *user) {
+    (void)user;
+    fprintf(stderr, "libram: %s: %s\n", level == RAM_LOG_WARN ? "warning" : "info", message);
+}
+
+/* Logging is rare (once per process so far): a mutex is simplest. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static ram_log_fn log_fn = log_to_stderr;
+static void *log_user;
+
+void ram_set_log_callback(ram_log_fn fn, void *user) {
+    pthread_mutex_lock(&log_lock);
+    log_fn = fn;
+    log_user = user;
+    pthread_mutex_unlock(&log_lock);
+}
+
+void ram_log(ram_log_level level, const char *fmt, ...) {
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&log_lock);
+    if (log_fn) log_fn(level, message, log_user);
+    pthread_mutex_unlock(&log_lock);
 }

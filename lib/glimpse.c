@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,6 +123,13 @@ ram_status ram_glimpse_extract(const ram_glimpse *g, const float *images, int n,
     if (n < 1 || c < 1 || h < 1 || w < 1)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "glimpse_extract: shape %d x %d x %d x %d has a dimension < 1", n, c, h, w);
+    /* No array of more elements than the address space holds can exist: a
+     * shape whose product overflows is a wrong shape (and would make the
+     * offsets below wrap). */
+    if ((double)n * c * h * w > (double)(SIZE_MAX / sizeof(float)))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "glimpse_extract: %d x %d x %d x %d pixels cannot be in memory", n, c, h,
+                        w);
     size_t per = ram_glimpse_size(g, c);
     if (out_len / per < (size_t)n)
         return ram_fail(RAM_ERR_BUFFER_TOO_SMALL,

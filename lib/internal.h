@@ -17,6 +17,19 @@ RAM_HIDDEN ram_status ram_fail(ram_status s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 RAM_HIDDEN void ram_clear_error(void);
 
+/* Send a diagnostic to the log callback (ram_set_log_callback()). */
+RAM_HIDDEN void ram_log(ram_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- the BLAS (blas.c) ---- */
+
+/* Inspect the BLAS once per process and warn if its kernels are too old for
+ * the CPU; called whenever a model comes to life. */
+RAM_HIDDEN void ram_blas_check_once(void);
+/* 1 if OpenBLAS core `core` predates AVX2 while the CPU has AVX2 (testable
+ * without such a CPU). */
+RAM_HIDDEN int ram_blas_core_is_slow(const char *core, int cpu_has_avx2);
+
 /* Copy a caller's versioned params struct over `defaults` (already filled):
  * only the first min(user->struct_size, full) bytes are taken. */
 RAM_HIDDEN ram_status ram_copy_params(void *dst, size_t full, const void *user, const char *what);

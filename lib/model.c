@@ -120,6 +120,7 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
 ram_status ram_model_alloc(const ram_model_params *p, struct ram_model **out) {
     ram_status s = ram_model_validate(p);
     if (s) return s;
+    ram_blas_check_once();
     struct ram_model *m = calloc(1, sizeof *m);
     if (!m) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "model: out of memory");
     ram_model_layout(m, p);

@@ -428,3 +428,12 @@ ram_status ram_model_load(const char *path, ram_model **out) {
     free(data);
     return s;
 }
+
+ram_status ram_model_load_memory(const void *data, size_t size, ram_model **out) {
+    if ((!data && size) || !out)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_load_memory: NULL argument");
+    /* The same checks ram_file_read makes after reading a file. */
+    ram_status s = ram_file_verify(data, size, "model (in memory)");
+    if (s) return s;
+    return ram_model_deserialize(data, size, out);
+}

@@ -245,10 +245,10 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
                         (double)p.lr, (double)p.lr_final);
     if (!isfinite(p.momentum) || p.momentum < 0 || p.momentum >= 1 || !isfinite(p.beta1) ||
         p.beta1 < 0 || p.beta1 >= 1 || !isfinite(p.beta2) || p.beta2 < 0 || p.beta2 >= 1 ||
-        !(p.eps > 0) || !isfinite(p.clip_norm) || p.clip_norm < 0)
+        !(p.eps > 0) || !isfinite(p.eps) || !isfinite(p.clip_norm) || p.clip_norm < 0)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
-                        "trainer_create: momentum, beta1, beta2 must be in [0, 1), eps > 0, "
-                        "clip_norm >= 0");
+                        "trainer_create: momentum, beta1, beta2 must be in [0, 1), eps finite "
+                        "and > 0, clip_norm finite and >= 0");
     if (p.max_batch < 1 || p.max_batch > 1 << 16 || p.threads < 1 || p.threads > 256)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "trainer_create: max_batch %d not in [1, 65536] or threads %d not in "
@@ -482,12 +482,23 @@ static void put_rng(ram_buf *b, const ram_rng *r) {
     ram_buf_u32(b, (uint32_t)r->has_spare);
 }
 
-static void get_rng(ram_reader *rd, ram_rng *r) {
+/* False for a state no generator can be in: xoshiro's all-zero state only
+ * ever yields zeros (and ram_rng_normal would then loop for ever), and a
+ * non-finite spare normal would become a NaN location. */
+static bool get_rng(ram_reader *rd, ram_rng *r) {
+    uint64_t any = 0;
     for (int i = 0; i < 4; i++)
-        r->s[i] = ram_rd_u64(rd);
+        any |= r->s[i] = ram_rd_u64(rd);
     uint64_t bits = ram_rd_u64(rd);
     memcpy(&r->spare, &bits, 8);
     r->has_spare = ram_rd_u32(rd) != 0;
+    return any != 0 && isfinite(r->spare);
+}
+
+static bool all_finite(const float *v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return false;
+    return true;
 }
 
 ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char *path, const void *user,
@@ -522,14 +533,11 @@ ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char *path, c
     return ram_file_finish_and_write(&file, path);
 }
 
-ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *user,
-                                       size_t user_cap, size_t *user_len) {
-    if (!t || !path || (!user && user_cap))
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "load_checkpoint: NULL argument");
-    unsigned char *data;
-    size_t len;
-    ram_status s = ram_file_read(path, &data, &len);
-    if (s) return s;
+/* Parse a verified checkpoint image and, only if all of it fits this trainer,
+ * commit it.  `name` names the source in messages. */
+static ram_status load_checkpoint(ram_trainer *t, const unsigned char *data, size_t len,
+                                  const char *name, void *user, size_t user_cap, size_t *user_len) {
+    ram_status s;
     struct ram_model *m = NULL;
     float *m1 = NULL, *m2 = NULL, *bw = NULL;
     ram_policy *pol = t->pol;
@@ -539,19 +547,19 @@ ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *u
     if (!ram_file_find(data, len, RAM_TAG('P', 'L', 'C', 'Y'), &pc) ||
         !ram_file_find(data, len, RAM_TAG('O', 'P', 'T', 'M'), &oc) ||
         !ram_file_find(data, len, RAM_TAG('U', 'S', 'E', 'R'), &uc)) {
-        s = ram_fail(RAM_ERR_FORMAT, "%s: a model file, not a checkpoint", path);
+        s = ram_fail(RAM_ERR_FORMAT, "%s: a model file, not a checkpoint", name);
         goto done;
     }
     if (!ram_model_same_arch(&m->p, &t->m->p) || m->n_params != t->m->n_params) {
         s = ram_fail(RAM_ERR_MISMATCH,
-                     "%s: the checkpoint's architecture differs from the trainer's", path);
+                     "%s: the checkpoint's architecture differs from the trainer's", name);
         goto done;
     }
     uint32_t btype = ram_rd_u32(&pc);
     uint64_t nbw = ram_rd_u64(&pc);
     if (pc.bad || btype != (uint32_t)pol->p.baseline || nbw != pol->n_bw) {
         s = ram_fail(RAM_ERR_MISMATCH, "%s: the checkpoint's baseline differs from the policy's",
-                     path);
+                     name);
         goto done;
     }
     bw = malloc(sizeof(float) * (nbw + 1));
@@ -563,20 +571,33 @@ ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *u
     }
     ram_rng prng, trng;
     ram_rd_floats(&pc, bw, nbw);
-    get_rng(&pc, &prng);
+    bool rng_ok = get_rng(&pc, &prng);
     uint32_t opt = ram_rd_u32(&oc);
     uint64_t step = ram_rd_u64(&oc);
-    get_rng(&oc, &trng);
+    rng_ok &= get_rng(&oc, &trng);
     uint64_t n = ram_rd_u64(&oc);
     if (pc.bad || oc.bad || n != nopt || opt != (uint32_t)t->p.optimizer ||
         step > (uint64_t)LONG_MAX) {
         s = ram_fail(pc.bad || oc.bad ? RAM_ERR_FORMAT : RAM_ERR_MISMATCH,
                      "%s: the checkpoint's policy or optimizer state does not fit this trainer",
-                     path);
+                     name);
         goto done;
     }
     if (!ram_rd_floats(&oc, m1, nopt) || !ram_rd_floats(&oc, m2, nopt)) {
-        s = ram_fail(RAM_ERR_FORMAT, "%s: optimizer state is short", path);
+        s = ram_fail(RAM_ERR_FORMAT, "%s: optimizer state is short", name);
+        goto done;
+    }
+    /* What ram_model_deserialize checks for the weights, for the rest of the
+     * state: a NaN here would only surface steps later as a diverged run. */
+    bool m2_ok = true;
+    for (size_t i = 0; i < nopt; i++)
+        m2_ok &= m2[i] >= 0; /* Adam's second moment; SGD keeps zeros; false for NaN */
+    if (!rng_ok || !all_finite(bw, nbw) || !all_finite(m1, nopt) || !m2_ok ||
+        !all_finite(m2, nopt)) {
+        s = ram_fail(RAM_ERR_FORMAT,
+                     "%s: impossible random-number state, or non-finite baseline or optimizer "
+                     "values",
+                     name);
         goto done;
     }
     /* Everything checked: commit. */
@@ -594,6 +615,28 @@ done:
     free(bw);
     free(m1);
     free(m2);
+    return s;
+}
+
+ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *user,
+                                       size_t user_cap, size_t *user_len) {
+    if (!t || !path || (!user && user_cap))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "load_checkpoint: NULL argument");
+    unsigned char *data;
+    size_t len;
+    ram_status s = ram_file_read(path, &data, &len);
+    if (s) return s;
+    s = load_checkpoint(t, data, len, path, user, user_cap, user_len);
     free(data);
     return s;
+}
+
+ram_status ram_trainer_load_checkpoint_memory(ram_trainer *t, const void *data, size_t size,
+                                              void *user, size_t user_cap, size_t *user_len) {
+    if (!t || (!data && size) || (!user && user_cap))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "load_checkpoint_memory: NULL argument");
+    const char *name = "checkpoint (in memory)";
+    ram_status s = ram_file_verify(data, size, name);
+    if (s) return s;
+    return load_checkpoint(t, data, size, name, user, user_cap, user_len);
 }

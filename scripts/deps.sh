@@ -3,12 +3,16 @@
 # root).  Only missing packages are installed, except under CI=true, where
 # the install always runs so that a fresh machine is never assumed.
 #
-# Usage: scripts/deps.sh          build + test dependencies
-#        scripts/deps.sh --demo   also what the demo needs (MNIST download, plots)
+# Usage: scripts/deps.sh                build + test dependencies
+#        scripts/deps.sh --demo         also what the demo needs (MNIST download, plots)
+#        scripts/deps.sh --reliability  also what scripts/test.sh's sanitizer, valgrind
+#                                       and fuzzing passes need (clang 14 with libFuzzer
+#                                       and the sanitizer runtimes, valgrind)
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev python3 python3-numpy python3-pytest)
 [ "${1:-}" = "--demo" ] && packages+=(curl ca-certificates gnuplot-nox)
+[ "${1:-}" = "--reliability" ] && packages+=(clang libclang-rt-14-dev valgrind)
 
 command -v dpkg-query >/dev/null || { echo "deps.sh: not Debian; install: ${packages[*]}" >&2; exit 0; }
 missing=()

@@ -24,11 +24,29 @@
  *   No libram function aborts the process or prints on bad input.
  *
  * Threads
- *   libram keeps no global mutable state.  A handle may be used by one thread
- *   at a time, with one exception: a ram_model (and a ram_glimpse) is read-only
- *   during inference, so many threads may call ram_model_classify() on one
- *   shared model at once, each with its own ram_state.  Training a model with a
- *   ram_trainer while other threads classify with it is not allowed.
+ *   libram keeps no global mutable state (a constant table is built once,
+ *   under pthread_once), and the last-error message is per thread.  Handles:
+ *   - ram_model and ram_glimpse MAY be shared: any number of threads may at
+ *     once call the functions that only read them (ram_model_classify(),
+ *     ram_model_classify_ex(), ram_model_get_params(), ram_model_param_count(),
+ *     ram_model_save(), ram_state_create(), ram_policy_create(),
+ *     ram_glimpse_extract(), ram_glimpse_size()), as long as no thread writes
+ *     the model meanwhile: while a ram_trainer's train_batch() or
+ *     load_checkpoint() runs, nothing else may use its model.
+ *   - ram_state MUST NOT be shared: one per thread (it is the workspace).
+ *   - ram_policy MUST NOT be shared: its RNG advances when it samples
+ *     (ram_policy_sample(), ram_model_classify_ex() with SAMPLED or RANDOM,
+ *     training).  Give each thread its own policy.
+ *   - ram_trainer MUST NOT be shared: one thread at a time for all its
+ *     functions.  Its `threads` workers are internal and synchronised by it.
+ *   - Different handles are independent: separate models, policies and
+ *     trainers may be used by separate threads at the same time, and files
+ *     may be loaded by many threads at once.
+ *   - ram_set_blas_threads() is process-wide: call it at start-up.
+ *   Results do not depend on scheduling: classification of an image batch
+ *   is the same in any thread, and training with the same seeds, data, calls
+ *   and `threads` value gives byte-identical model and checkpoint files
+ *   (tests/check_threads.c, run under ThreadSanitizer).
  *
  * Memory
  *   Objects are created by the _create() and _load() functions and released
@@ -41,6 +59,8 @@
  *   [0, 1].  Locations are (x, y) pairs in [-1, 1]: x is horizontal (columns,
  *   -1 = left edge), y vertical (rows, -1 = top edge), (0, 0) the image centre.
  */
+/** @file ram.h
+ *  @brief libram's public API: the rules above hold for every declaration below. */
 #ifndef RAM_RAM_H
 #define RAM_RAM_H
 
@@ -51,6 +71,7 @@
 extern "C" {
 #endif
 
+/** Marks the exported functions (visibility or dllexport). */
 #if defined(_WIN32) && defined(RAM_BUILDING_SHARED)
 #define RAM_API __declspec(dllexport)
 #elif defined(__GNUC__) || defined(__clang__)
@@ -61,11 +82,12 @@ extern "C" {
 
 /* ---- version ------------------------------------------------------------ */
 
-#define RAM_VERSION_MAJOR  0
-#define RAM_VERSION_MINOR  1
-#define RAM_VERSION_PATCH  0
+#define RAM_VERSION_MAJOR  0 /**< changes when the ABI breaks (with the SOVERSION) */
+#define RAM_VERSION_MINOR  1 /**< changes when functions or fields are added */
+#define RAM_VERSION_PATCH  0 /**< changes for fixes only */
+/** This header's version as MAJOR*10000 + MINOR*100 + PATCH. */
 #define RAM_VERSION_NUMBER (RAM_VERSION_MAJOR * 10000 + RAM_VERSION_MINOR * 100 + RAM_VERSION_PATCH)
-#define RAM_VERSION_STRING "0.1.0"
+#define RAM_VERSION_STRING "0.1.0" /**< this header's version as a string */
 
 /** Version of the loaded library as MAJOR*10000 + MINOR*100 + PATCH; compare
  *  with RAM_VERSION_NUMBER to check that header and library agree. */
@@ -106,6 +128,7 @@ typedef struct ram_trainer ram_trainer; /**< optimizer, workspaces, worker threa
 
 /* ---- glimpse sensor ----------------------------------------------------- */
 
+/** Retina parameters: what a glimpse sees at a location. */
 typedef struct ram_glimpse_params {
     size_t struct_size; /**< set by ram_glimpse_params_init() */
     int patch;          /**< side of each patch after pooling, pixels (8) */
@@ -115,11 +138,13 @@ typedef struct ram_glimpse_params {
 
 /** Fill `p` with defaults: the paper's MNIST retina (8x8, 1 scale, factor 2). */
 RAM_API void ram_glimpse_params_init_sized(ram_glimpse_params *p, size_t size);
+/** Fill the caller's ram_glimpse_params with defaults (passes its size). */
 #define ram_glimpse_params_init(p) ram_glimpse_params_init_sized((p), sizeof *(p))
 /** Create a sensor.  Errors: INVALID_ARGUMENT (patch not in [1, 1024], depth
  *  not in [1, 16], scale < 1 or not finite, a scale wider than 2^20 pixels),
  *  OUT_OF_MEMORY. */
 RAM_API ram_status ram_glimpse_create(const ram_glimpse_params *p, ram_glimpse **out);
+/** Free a sensor (NULL is a no-op). */
 RAM_API void ram_glimpse_free(ram_glimpse *g);
 /** Number of floats one glimpse of a `channels`-channel image takes:
  *  channels * depth * patch * patch. */
@@ -142,6 +167,7 @@ RAM_API ram_status ram_glimpse_extract(const ram_glimpse *g, const float *images
 
 /* ---- model -------------------------------------------------------------- */
 
+/** How the glimpse network combines "what" (h_g) and "where" (h_l). */
 typedef enum ram_glimpse_form {
     /** g = ReLU(Linear(h_g) + Linear(h_l)): the paper's form, two weight
      *  matrices with a bias each. */
@@ -152,20 +178,24 @@ typedef enum ram_glimpse_form {
     RAM_GLIMPSE_CONCAT = 1
 } ram_glimpse_form;
 
+/** The recurrent core. */
 typedef enum ram_core_type {
     RAM_CORE_RNN = 0, /**< h_t = ReLU(W_x g_t + W_h h_{t-1} + b) */
     RAM_CORE_LSTM = 1 /**< standard LSTM (input, forget, cell, output gates) */
 } ram_core_type;
 
+/** How the location network's mean is kept in [-1, 1]. */
 typedef enum ram_loc_bound {
     RAM_BOUND_HARDTANH = 0, /**< clamp the mean to [-1, 1] (Torch) */
     RAM_BOUND_TANH = 1      /**< tanh: never saturates to a zero gradient exactly */
 } ram_loc_bound;
 
+/** Model architecture; fixed at creation, stored in the model file. */
 typedef struct ram_model_params {
     size_t struct_size;         /**< set by ram_model_params_init() */
     int channels;               /**< image channels (1) */
-    int height, width;          /**< image size in pixels (28 x 28) */
+    int height;                 /**< image height in pixels (28) */
+    int width;                  /**< image width in pixels (28) */
     ram_glimpse_params glimpse; /**< retina (8x8, 1 scale, factor 2) */
     ram_glimpse_form form;      /**< glimpse-network form (ADDITIVE) */
     int glimpse_hidden;         /**< units of h_g = ReLU(Linear(rho)) (128) */
@@ -188,6 +218,7 @@ typedef struct ram_model_params {
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
  *  one scale, 6 glimpses, h_g = h_l = 128, g = h = 256, RNN core). */
 RAM_API void ram_model_params_init_sized(ram_model_params *p, size_t size);
+/** Fill the caller's ram_model_params with defaults (passes its size). */
 #define ram_model_params_init(p) ram_model_params_init_sized((p), sizeof *(p))
 /** Create a model with freshly initialised weights.  Errors: INVALID_ARGUMENT
  *  (a size < 1; channels > 4096; height, width, hidden sizes > 65536 and
@@ -196,6 +227,7 @@ RAM_API void ram_model_params_init_sized(ram_model_params *p, size_t size);
  *  not in [0, 1e6]; init_scale not in [0, 10]; an unknown enum value),
  *  OUT_OF_MEMORY. */
 RAM_API ram_status ram_model_create(const ram_model_params *p, ram_model **out);
+/** Free a model (NULL is a no-op).  No state, policy or trainer may use it afterwards. */
 RAM_API void ram_model_free(ram_model *m);
 /** Copy the model's architecture into `p` (p->struct_size must be set, e.g.
  *  by ram_model_params_init()). */
@@ -207,6 +239,7 @@ RAM_API size_t ram_model_param_count(const ram_model *m);
  *  One per thread; it borrows nothing from the model, but may only be used
  *  with models of the same architecture. */
 RAM_API ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out);
+/** Free an inference workspace (NULL is a no-op). */
 RAM_API void ram_state_free(ram_state *s);
 
 /**
@@ -253,15 +286,23 @@ RAM_API ram_status ram_model_save(const ram_model *m, const char *path);
  *  FORMAT (not a libram model), VERSION, CORRUPT (truncated or checksum),
  *  OUT_OF_MEMORY. */
 RAM_API ram_status ram_model_load(const char *path, ram_model **out);
+/** As ram_model_load(), from the `size` bytes of a whole file already in
+ *  memory (read elsewhere, embedded, received).  The bytes are borrowed for
+ *  the call only and checked exactly as a file would be; nothing is written.
+ *  Errors: INVALID_ARGUMENT (NULL `out`, or NULL `data` with size > 0),
+ *  FORMAT, VERSION, CORRUPT, OUT_OF_MEMORY; `*out` is untouched on error. */
+RAM_API ram_status ram_model_load_memory(const void *data, size_t size, ram_model **out);
 
 /* ---- location policy and REINFORCE --------------------------------------- */
 
+/** The REINFORCE baseline b_t subtracted from the return. */
 typedef enum ram_baseline_type {
     RAM_BASELINE_LINEAR = 0, /**< b_t = w . h_{t-1} + c (paper), fitted by MSE */
     RAM_BASELINE_SCALAR = 1, /**< one learned scalar b (Torch) */
     RAM_BASELINE_NONE = 2    /**< no baseline (b = 0): high variance */
 } ram_baseline_type;
 
+/** Location policy and REINFORCE settings (not stored in model files). */
 typedef struct ram_policy_params {
     size_t struct_size; /**< set by ram_policy_params_init() */
     float std;          /**< Gaussian std in [1e-4, 10]; <= 0 means the model's loc_std (0) */
@@ -277,13 +318,17 @@ typedef struct ram_policy_params {
     uint64_t seed; /**< sampling RNG seed (1) */
 } ram_policy_params;
 
+/** Fill `p` with defaults: std, hidden and steps 0 (take the model's), LINEAR
+ *  baseline, reward scale 1, no discount, REINFORCE detached from the core. */
 RAM_API void ram_policy_params_init_sized(ram_policy_params *p, size_t size);
+/** Fill the caller's ram_policy_params with defaults (passes its size). */
 #define ram_policy_params_init(p) ram_policy_params_init_sized((p), sizeof *(p))
 /** Create a policy.  With a model, zero fields of `p` take the model's values;
  *  model may be NULL when std, hidden and steps are all given.  The policy
  *  does not keep `m`. */
 RAM_API ram_status ram_policy_create(const ram_policy_params *p, const ram_model *m,
                                      ram_policy **out);
+/** Free a policy (NULL is a no-op). */
 RAM_API void ram_policy_free(ram_policy *pol);
 /** Reseed the policy's RNG (the only randomness used by sampling). */
 RAM_API void ram_policy_seed(ram_policy *pol, uint64_t seed);
@@ -321,11 +366,13 @@ RAM_API ram_status ram_policy_returns(const ram_policy *pol, const int *pred, co
 
 /* ---- trainer -------------------------------------------------------------- */
 
+/** The trainer's optimizer. */
 typedef enum ram_optimizer {
     RAM_OPT_SGD = 0, /**< SGD with momentum (Nesterov optional) */
-    RAM_OPT_ADAM = 1
+    RAM_OPT_ADAM = 1 /**< Adam (Kingma & Ba) */
 } ram_optimizer;
 
+/** Optimizer, schedule and threading of a trainer. */
 typedef struct ram_trainer_params {
     size_t struct_size;      /**< set by ram_trainer_params_init() */
     ram_optimizer optimizer; /**< (ADAM) */
@@ -335,7 +382,9 @@ typedef struct ram_trainer_params {
                                   train_batch calls; 0 = constant lr (0) */
     float momentum;          /**< SGD momentum (0.9) */
     int nesterov;            /**< SGD: Nesterov momentum (0) */
-    float beta1, beta2, eps; /**< Adam (0.9, 0.999, 1e-8) */
+    float beta1;             /**< Adam: first-moment decay (0.9) */
+    float beta2;             /**< Adam: second-moment decay (0.999) */
+    float eps;               /**< Adam: denominator epsilon (1e-8) */
     float clip_norm;         /**< clip the global gradient L2 norm; 0 = off (5) */
     int max_batch;           /**< largest batch train_batch will see, <= 65536 (128) */
     int threads;             /**< worker threads splitting each batch, <= 256 (1).
@@ -355,7 +404,10 @@ typedef struct ram_train_stats {
     float lr;           /**< learning rate used for this step */
 } ram_train_stats;
 
+/** Fill `p` with defaults: Adam at lr 1e-3, no decay, clipping at 5, batches up
+ *  to 128, one thread. */
 RAM_API void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size);
+/** Fill the caller's ram_trainer_params with defaults (passes its size). */
 #define ram_trainer_params_init(p) ram_trainer_params_init_sized((p), sizeof *(p))
 /**
  * Create a trainer for `m` with policy `pol`.  Both are borrowed: they must
@@ -367,6 +419,8 @@ RAM_API void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size);
  */
 RAM_API ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_params *p,
                                       ram_trainer **out);
+/** Free a trainer and join its worker threads (NULL is a no-op).  The model
+ *  and policy it trained stay valid. */
 RAM_API void ram_trainer_free(ram_trainer *t);
 
 /**
@@ -404,12 +458,49 @@ RAM_API ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char 
  * copied to `user`; *user_len (if not NULL) receives its full length.
  * Errors: as ram_model_load(), plus MISMATCH when the architecture (every
  * ram_model_params field but seed and init_scale), the baseline type or the
- * optimizer differ.  The policy's std, reward scale, discount and detach_core
- * and the learning-rate schedule are the trainer's own, not the file's.  On
- * error nothing is changed.
+ * optimizer differ, and FORMAT for state no trainer can be in (a non-finite
+ * baseline weight or optimizer moment, a negative second moment, an all-zero
+ * or NaN random-number state).  The policy's std, reward scale, discount and
+ * detach_core and the learning-rate schedule are the trainer's own, not the
+ * file's.  On error nothing is changed.
  */
 RAM_API ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *user,
                                                size_t user_cap, size_t *user_len);
+/** As ram_trainer_load_checkpoint(), from the `size` bytes of a whole
+ *  checkpoint file already in memory (borrowed for the call only).  Errors and
+ *  guarantees as ram_trainer_load_checkpoint(); NULL `data` with size > 0 is
+ *  INVALID_ARGUMENT. */
+RAM_API ram_status ram_trainer_load_checkpoint_memory(ram_trainer *t, const void *data,
+                                                      size_t size, void *user, size_t user_cap,
+                                                      size_t *user_len);
+
+/* ---- diagnostics and the BLAS ---------------------------------------------- */
+
+/** Severity of a log message. */
+typedef enum ram_log_level {
+    RAM_LOG_WARN = 1, /**< libram works, but something costs the caller (a slow BLAS) */
+    RAM_LOG_INFO = 2  /**< informational */
+} ram_log_level;
+
+/** A log callback: `message` is one line without a newline, valid during the
+ *  call only.  Calls are serialised; it must not call back into libram. */
+typedef void (*ram_log_fn)(ram_log_level level, const char *message, void *user);
+
+/** Route libram's diagnostics, which are never errors (errors are statuses
+ *  and ram_last_error()).  By default they go to stderr as
+ *  "libram: warning: ..."; fn = NULL silences them.  Process-wide, safe to
+ *  call from any thread.  Today the only message is the one-time warning of
+ *  ram_blas_info(). */
+RAM_API void ram_set_log_callback(ram_log_fn fn, void *user);
+
+/** Describe the CBLAS libram runs on, e.g. "OpenBLAS 0.3.21 ... Zen ...
+ *  (kernels: Zen, pthreads)" (static string).  If `slow` is not NULL it
+ *  receives 1 when OpenBLAS runs kernels older than the CPU (an unrecognised
+ *  CPU makes OpenBLAS 0.3.21 fall back to its SSE3 kernels, 5-8x slower; the
+ *  remedy is OPENBLAS_CORETYPE=HASWELL or SKYLAKEX in the environment before
+ *  the program starts).  The first model created or loaded in a process runs
+ *  the same check and logs a warning when it is slow. */
+RAM_API const char *ram_blas_info(int *slow);
 
 /** Set the BLAS library's own thread count when it is OpenBLAS (no-op
  *  otherwise).  Process-wide; libram never calls it on its own.  libram's

@@ -1,6 +1,11 @@
-/* Writes the seed corpus of fuzz_model_file: small models covering each
- * architecture option, and one checkpoint (PLCY, OPTM, USER chunks).
- * Usage: make_seeds DIR.  Public API only. */
+/* Writes the seed corpora of the fuzz targets (see README.md here):
+ *   DIR/model/       small models covering each architecture option, and a
+ *                    checkpoint (fuzz_model_file, fuzz_model_memory);
+ *   DIR/checkpoint/  checkpoints for each optimizer and baseline type
+ *                    (fuzz_checkpoint);
+ *   DIR/idx/         tiny IDX image and label files, and the two joined as
+ *                    fuzz_idx splits its input (fuzz_idx).
+ * Usage: make_seeds DIR (the subdirectories must exist).  Public API only. */
 #include <ram/ram.h>
 
 #include <stdio.h>
@@ -36,6 +41,41 @@ static ram_model *tiny(int form, int core, int bound, int depth, int channels) {
     return m;
 }
 
+static void save_checkpoint(const char *path, int core, ram_optimizer opt,
+                            ram_baseline_type baseline, int steps) {
+    ram_model *m = tiny(RAM_GLIMPSE_ADDITIVE, core, RAM_BOUND_TANH, 1, 1);
+    ram_policy_params pp;
+    ram_policy_params_init(&pp);
+    pp.baseline = baseline;
+    ram_policy *pol;
+    check(ram_policy_create(&pp, m, &pol), "policy_create");
+    ram_trainer_params tp;
+    ram_trainer_params_init(&tp);
+    tp.optimizer = opt;
+    tp.max_batch = 1;
+    ram_trainer *t;
+    check(ram_trainer_create(m, pol, &tp, &t), "trainer_create");
+    float img[64];
+    for (int i = 0; i < 64; i++)
+        img[i] = (float)(i % 9) / 8.0f;
+    int label = 1;
+    for (int k = 0; k < steps; k++) /* non-zero optimizer state */
+        check(ram_trainer_train_batch(t, img, &label, 1, NULL), "train_batch");
+    check(ram_trainer_save_checkpoint(t, path, "seed", 4), path);
+    ram_trainer_free(t);
+    ram_policy_free(pol);
+    ram_model_free(m);
+}
+
+static void write_bytes(const char *path, const unsigned char *a, size_t na, const unsigned char *b,
+                        size_t nb) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(a, 1, na, f) != na || (nb && fwrite(b, 1, nb, f) != nb) || fclose(f) != 0) {
+        fprintf(stderr, "make_seeds: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -53,25 +93,42 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) {
         ram_model *m =
             tiny(seeds[i].form, seeds[i].core, seeds[i].bound, seeds[i].depth, seeds[i].channels);
-        snprintf(path, sizeof path, "%s/%s.ram", argv[1], seeds[i].name);
+        snprintf(path, sizeof path, "%s/model/%s.ram", argv[1], seeds[i].name);
         check(ram_model_save(m, path), path);
         ram_model_free(m);
     }
+    snprintf(path, sizeof path, "%s/model/checkpoint.ramckpt", argv[1]);
+    save_checkpoint(path, RAM_CORE_LSTM, RAM_OPT_ADAM, RAM_BASELINE_LINEAR, 0);
 
-    ram_model *m = tiny(RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, 1);
-    ram_policy_params pp;
-    ram_policy_params_init(&pp);
-    ram_policy *pol;
-    check(ram_policy_create(&pp, m, &pol), "policy_create");
-    ram_trainer_params tp;
-    ram_trainer_params_init(&tp);
-    tp.max_batch = 1;
-    ram_trainer *t;
-    check(ram_trainer_create(m, pol, &tp, &t), "trainer_create");
-    snprintf(path, sizeof path, "%s/checkpoint.ramckpt", argv[1]);
-    check(ram_trainer_save_checkpoint(t, path, "seed", 4), path);
-    ram_trainer_free(t);
-    ram_policy_free(pol);
-    ram_model_free(m);
+    const struct {
+        const char *name;
+        int core;
+        ram_optimizer opt;
+        ram_baseline_type baseline;
+    } ckpts[] = {
+        {"lstm-adam-linear", RAM_CORE_LSTM, RAM_OPT_ADAM, RAM_BASELINE_LINEAR},
+        {"rnn-sgd-scalar", RAM_CORE_RNN, RAM_OPT_SGD, RAM_BASELINE_SCALAR},
+        {"rnn-adam-none", RAM_CORE_RNN, RAM_OPT_ADAM, RAM_BASELINE_NONE},
+    };
+    for (size_t i = 0; i < sizeof ckpts / sizeof *ckpts; i++) {
+        snprintf(path, sizeof path, "%s/checkpoint/%s.ramckpt", argv[1], ckpts[i].name);
+        save_checkpoint(path, ckpts[i].core, ckpts[i].opt, ckpts[i].baseline, 2);
+    }
+
+    /* IDX: 2 images of 3 x 4 pixels and their 2 labels (big-endian header). */
+    const unsigned char images[16 + 24] = {
+        0,  0,  8,   3,   0,   0,   0,   2,   0,   0,   0,   3,   0, 0, 0, 4, 0, 17, 34, 51,
+        68, 85, 102, 119, 136, 153, 170, 187, 204, 221, 238, 255, 1, 2, 3, 4, 5, 6,  7,  8};
+    const unsigned char labels[8 + 2] = {0, 0, 8, 1, 0, 0, 0, 2, 7, 3};
+    const unsigned char cut[2] = {0, sizeof images};
+    snprintf(path, sizeof path, "%s/idx/images", argv[1]);
+    write_bytes(path, images, sizeof images, NULL, 0);
+    snprintf(path, sizeof path, "%s/idx/labels", argv[1]);
+    write_bytes(path, labels, sizeof labels, NULL, 0);
+    unsigned char joined[2 + sizeof images];
+    memcpy(joined, cut, 2);
+    memcpy(joined + 2, images, sizeof images);
+    snprintf(path, sizeof path, "%s/idx/mnist-split", argv[1]);
+    write_bytes(path, joined, sizeof joined, labels, sizeof labels);
     return 0;
 }

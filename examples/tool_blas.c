@@ -1,0 +1,52 @@
+#define _GNU_SOURCE
+#include "tool_blas.h"
+
+#include <ram/ram.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static const char *tool_name = "ram";
+
+static void log_line(ram_log_level level, const char *message, void *user) {
+    (void)user;
+    fprintf(stderr, "%s: %s: %s\n", tool_name, level == RAM_LOG_WARN ? "warning" : "note",
+            message);
+}
+
+static void log_nothing(ram_log_level level, const char *message, void *user) {
+    (void)level, (void)message, (void)user;
+}
+
+void tool_blas_init(const char *tool, char **argv) {
+    tool_name = tool;
+    ram_set_blas_threads(1);
+    /* The check logs its warning once; hold it back until we know whether a
+     * re-execution will fix the cause. */
+    ram_set_log_callback(log_nothing, NULL);
+    int slow = 0;
+    ram_blas_info(&slow);
+    ram_set_log_callback(log_line, NULL);
+    if (!slow) return;
+    const char *keep = getenv("RAM_KEEP_BLAS");
+    if ((keep && *keep == '1') || getenv("RAM_BLAS_REEXECUTED")) {
+        fprintf(stderr, "%s: warning: slow BLAS kernels: %s\n", tool, ram_blas_info(NULL));
+        return;
+    }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    const char *core = __builtin_cpu_supports("avx512f") ? "SKYLAKEX" : "HASWELL";
+#else
+    const char *core = "HASWELL";
+#endif
+    fprintf(stderr, "%s: OpenBLAS chose kernels older than this CPU (%s); running again with "
+                    "OPENBLAS_CORETYPE=%s\n",
+            tool, ram_blas_info(NULL), core);
+    setenv("OPENBLAS_CORETYPE", core, 1);
+    setenv("RAM_BLAS_REEXECUTED", "1", 1);
+    execv("/proc/self/exe", argv);
+    /* Still here: exec failed; carry on with the slow kernels. */
+    fprintf(stderr, "%s: warning: could not re-execute (%s); continuing with slow BLAS kernels\n",
+            tool, ram_blas_info(NULL));
+}

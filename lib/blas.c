@@ -1,0 +1,93 @@
+/* What libram asks of the BLAS beyond CBLAS: its thread count, a description
+ * of it, and a one-time check that it runs kernels fit for the CPU.
+ *
+ * Why the check: a DYNAMIC_ARCH OpenBLAS (Debian's) picks its kernels at load
+ * time from the CPUs it recognises.  Version 0.3.21 does not recognise some
+ * newer CPUs and falls back to its SSE3 "Prescott" kernels, 5-8x slower than
+ * the AVX2/AVX-512 ones, with no message.  libram cannot switch the kernels
+ * after load (OPENBLAS_CORETYPE is read once, when OpenBLAS starts), so it
+ * says so through the log callback, once, with the remedy. */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* OpenBLAS's own entry points, looked up weakly so that any CBLAS links. */
+extern void openblas_set_num_threads(int) __attribute__((weak));
+extern char *openblas_get_config(void) __attribute__((weak));
+extern char *openblas_get_corename(void) __attribute__((weak));
+extern int openblas_get_parallel(void) __attribute__((weak));
+
+void ram_set_blas_threads(int n) {
+    if (openblas_set_num_threads && n > 0) openblas_set_num_threads(n);
+}
+
+/* OpenBLAS core names whose kernels predate AVX2 (x86-64 only). */
+static const char *const pre_avx2_cores[] = {
+    "prescott", "core2",   "penryn", "dunnington", "nehalem", "atom",
+    "katmai",   "coppermine", "northwood", "banias", "opteron", "opteron_sse3",
+    "barcelona", "bobcat", "sandybridge", "bulldozer", "piledriver", "steamroller",
+    "excavator"};
+
+int ram_blas_core_is_slow(const char *core, int cpu_has_avx2) {
+    if (!core || !cpu_has_avx2) return 0;
+    for (size_t i = 0; i < sizeof pre_avx2_cores / sizeof *pre_avx2_cores; i++)
+        if (!strcasecmp(core, pre_avx2_cores[i])) return 1;
+    return 0;
+}
+
+static int cpu_has_avx2(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
+static int cpu_has_avx512(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
+static char blas_info[256];
+static int blas_slow;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+static void blas_inspect(void) {
+    const char *core = openblas_get_corename ? openblas_get_corename() : NULL;
+    const char *threading = "";
+    if (openblas_get_parallel) {
+        int mode = openblas_get_parallel();
+        threading = mode == 2 ? ", OpenMP threads" : mode == 1 ? ", pthreads" : ", sequential";
+    }
+    if (openblas_get_config)
+        snprintf(blas_info, sizeof blas_info, "%s (kernels: %s%s)", openblas_get_config(),
+                 core ? core : "?", threading);
+    else
+        snprintf(blas_info, sizeof blas_info, "a CBLAS other than OpenBLAS");
+    blas_slow = ram_blas_core_is_slow(core, cpu_has_avx2());
+    if (blas_slow)
+        ram_log(RAM_LOG_WARN,
+                "OpenBLAS runs its %s kernels on a CPU with %s: libram's matrix products will "
+                "be several times slower.  Start the program with OPENBLAS_CORETYPE=%s "
+                "(docs/performance.md).",
+                core, cpu_has_avx512() ? "AVX-512" : "AVX2",
+                cpu_has_avx512() ? "SKYLAKEX" : "HASWELL");
+}
+
+void ram_blas_check_once(void) {
+    pthread_once(&blas_once, blas_inspect);
+}
+
+const char *ram_blas_info(int *slow) {
+    ram_blas_check_once();
+    if (slow) *slow = blas_slow;
+    return blas_info;
+}
