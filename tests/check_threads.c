@@ -19,6 +19,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+
+/* Remove the scratch directory and whatever the tests left in it. */
+static void remove_dir(const char *d) {
+    DIR *h = opendir(d);
+    struct dirent *e;
+    char p[512];
+    while (h && (e = readdir(h)))
+        if (e->d_name[0] != '.') {
+            snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+            unlink(p);
+        }
+    if (h) closedir(h);
+    rmdir(d);
+}
 
 enum { SIDE = 16, IMG = SIDE * SIDE, N = 24, K = 4, T = 4, THREADS = 6, REPS = 4 };
 static float images[N * IMG];
@@ -371,9 +386,6 @@ int main(void) {
     snprintf(dir, sizeof dir, "check_threads.XXXXXX");
     if (!mkdtemp(dir)) return 1;
     int rc = run_suite(threads_suite());
-    char p[128];
-    snprintf(p, sizeof p, "%s/a.ram", dir);
-    unlink(p);
-    rmdir(dir);
+    remove_dir(dir);
     return rc;
 }

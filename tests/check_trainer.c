@@ -555,6 +555,9 @@ static Suite *trainer_suite(void) {
     tcase_add_test(th, test_stats_and_schedule);
     suite_add_tcase(s, th);
     TCase *learn = tcase_create("learning");
+    /* Hundreds of steps of the paths the other tests take a few of: left
+     * out of scripts/test.sh's valgrind pass, where it alone took 7 min. */
+    tcase_set_tags(learn, "long");
     tcase_add_test(learn, test_learns_where_to_look);
     suite_add_tcase(s, learn);
     return s;
