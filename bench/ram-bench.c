@@ -156,13 +156,13 @@ static flops count_flops(const ram_model_params *p) {
     double D = (double)p->channels * p->glimpse.depth * p->glimpse.patch * p->glimpse.patch;
     double Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, H = p->core_hidden;
     double gates = p->core == RAM_CORE_LSTM ? 4 : 1, T = p->glimpses, K = p->classes;
-    double g1 = D * Hg, l1 = 2 * Hl, g2 = (Hg + Hl) * G, core = (G + H) * gates * H,
-           loc = H * 2, base = H, cls = H * K;
+    double g1 = D * Hg, l1 = 2 * Hl, g2 = (Hg + Hl) * G, core = (G + H) * gates * H, loc = H * 2,
+           base = H, cls = H * K;
     double step = g1 + l1 + g2 + core + loc;
     flops f;
     f.infer = 2 * (T * step + cls);
-    double fwd_w = T * (step + base) + cls;               /* forward, with the baseline */
-    double dx = T * (g2 + core) + cls;                    /* input gradients needed */
+    double fwd_w = T * (step + base) + cls; /* forward, with the baseline */
+    double dx = T * (g2 + core) + cls;      /* input gradients needed */
     f.train = 2 * (fwd_w + fwd_w /* weight gradients */ + dx);
     return f;
 }
@@ -184,7 +184,11 @@ static void gemm_work(void *arg, long iters) {
 /* GFLOP/s of C = A B^T (the layout ram_linear_forward uses), BLAS threads = t. */
 static stat3 sgemm_gflops(int m, int n, int k, int threads) {
     ram_set_blas_threads(threads);
-    gemm_job g = {m, n, k, xmalloc(sizeof(float) * m * k), xmalloc(sizeof(float) * n * k),
+    gemm_job g = {m,
+                  n,
+                  k,
+                  xmalloc(sizeof(float) * m * k),
+                  xmalloc(sizeof(float) * n * k),
                   xmalloc(sizeof(float) * m * n)};
     for (long i = 0; i < (long)m * k; i++)
         g.a[i] = (float)(i % 7) * 0.1f;
@@ -285,8 +289,7 @@ static stat3 bench_infer(const ram_model *m, const float *x, int batch, int thre
     infer_job j = {.threads = threads};
     for (int k = 0; k < threads; k++) {
         CHECK(ram_state_create(m, batch, &j.th[k].st));
-        j.th[k] = (infer_thread){m, j.th[k].st, x,
-                                 xmalloc(sizeof(int) * batch), batch, 0};
+        j.th[k] = (infer_thread){m, j.th[k].st, x, xmalloc(sizeof(int) * batch), batch, 0};
     }
     stat3 s = measure_rate(infer_work, &j, (double)batch * threads);
     for (int k = 0; k < threads; k++) {
@@ -311,7 +314,8 @@ static int json_stat(const char *js, const char *key, stat3 *s) {
     snprintf(pat, sizeof pat, "\"%s\"", key);
     const char *p = strstr(js, pat);
     if (!p) return 0;
-    const char *med = strstr(p, "\"median\""), *mn = strstr(p, "\"min\""), *mx = strstr(p, "\"max\"");
+    const char *med = strstr(p, "\"median\""), *mn = strstr(p, "\"min\""),
+               *mx = strstr(p, "\"max\"");
     if (!med || !mn || !mx) return 0;
     return sscanf(strchr(med, ':') + 1, "%lf", &s->median) == 1 &&
            sscanf(strchr(mn, ':') + 1, "%lf", &s->min) == 1 &&
@@ -414,8 +418,7 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     ROW("train, batch 128", train128, "samples/s");
     ROW("infer, batch 1", infer1, "samples/s");
     say("   %-26s %22.1f %22.1f %10s  us/image/thread\n", "infer, batch 1 latency",
-        1e6 / lr[0].infer1.median,
-        opt.max_threads > 1 ? 2e6 / lr[1].infer1.median : 0.0, "");
+        1e6 / lr[0].infer1.median, opt.max_threads > 1 ? 2e6 / lr[1].infer1.median : 0.0, "");
     ROW("infer, batch 256", infer256, "samples/s");
     say("   %-26s %22.0f MB (the whole configuration, inputs included)\n", "peak RSS", rss);
 

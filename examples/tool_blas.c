@@ -11,8 +11,7 @@ static const char *tool_name = "ram";
 
 static void log_line(ram_log_level level, const char *message, void *user) {
     (void)user;
-    fprintf(stderr, "%s: %s: %s\n", tool_name, level == RAM_LOG_WARN ? "warning" : "note",
-            message);
+    fprintf(stderr, "%s: %s: %s\n", tool_name, level == RAM_LOG_WARN ? "warning" : "note", message);
 }
 
 static void log_nothing(ram_log_level level, const char *message, void *user) {
@@ -40,8 +39,9 @@ void tool_blas_init(const char *tool, char **argv) {
 #else
     const char *core = "HASWELL";
 #endif
-    fprintf(stderr, "%s: OpenBLAS chose kernels older than this CPU (%s); running again with "
-                    "OPENBLAS_CORETYPE=%s\n",
+    fprintf(stderr,
+            "%s: OpenBLAS chose kernels older than this CPU (%s); running again with "
+            "OPENBLAS_CORETYPE=%s\n",
             tool, ram_blas_info(NULL), core);
     setenv("OPENBLAS_CORETYPE", core, 1);
     setenv("RAM_BLAS_REEXECUTED", "1", 1);

@@ -26,10 +26,9 @@ void ram_set_blas_threads(int n) {
 
 /* OpenBLAS core names whose kernels predate AVX2 (x86-64 only). */
 static const char *const pre_avx2_cores[] = {
-    "prescott", "core2",   "penryn", "dunnington", "nehalem", "atom",
-    "katmai",   "coppermine", "northwood", "banias", "opteron", "opteron_sse3",
-    "barcelona", "bobcat", "sandybridge", "bulldozer", "piledriver", "steamroller",
-    "excavator"};
+    "prescott",    "core2",     "penryn",     "dunnington",  "nehalem",      "atom",      "katmai",
+    "coppermine",  "northwood", "banias",     "opteron",     "opteron_sse3", "barcelona", "bobcat",
+    "sandybridge", "bulldozer", "piledriver", "steamroller", "excavator"};
 
 int ram_blas_core_is_slow(const char *core, int cpu_has_avx2) {
     if (!core || !cpu_has_avx2) return 0;

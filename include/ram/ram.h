@@ -82,9 +82,9 @@ extern "C" {
 
 /* ---- version ------------------------------------------------------------ */
 
-#define RAM_VERSION_MAJOR  0 /**< changes when the ABI breaks (with the SOVERSION) */
-#define RAM_VERSION_MINOR  1 /**< changes when functions or fields are added */
-#define RAM_VERSION_PATCH  0 /**< changes for fixes only */
+#define RAM_VERSION_MAJOR 0 /**< changes when the ABI breaks (with the SOVERSION) */
+#define RAM_VERSION_MINOR 1 /**< changes when functions or fields are added */
+#define RAM_VERSION_PATCH 0 /**< changes for fixes only */
 /** This header's version as MAJOR*10000 + MINOR*100 + PATCH. */
 #define RAM_VERSION_NUMBER (RAM_VERSION_MAJOR * 10000 + RAM_VERSION_MINOR * 100 + RAM_VERSION_PATCH)
 #define RAM_VERSION_STRING "0.1.0" /**< this header's version as a string */
@@ -470,8 +470,8 @@ RAM_API ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path,
  *  checkpoint file already in memory (borrowed for the call only).  Errors and
  *  guarantees as ram_trainer_load_checkpoint(); NULL `data` with size > 0 is
  *  INVALID_ARGUMENT. */
-RAM_API ram_status ram_trainer_load_checkpoint_memory(ram_trainer *t, const void *data,
-                                                      size_t size, void *user, size_t user_cap,
+RAM_API ram_status ram_trainer_load_checkpoint_memory(ram_trainer *t, const void *data, size_t size,
+                                                      void *user, size_t user_cap,
                                                       size_t *user_len);
 
 /* ---- diagnostics and the BLAS ---------------------------------------------- */

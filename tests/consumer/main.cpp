@@ -18,7 +18,7 @@ struct state_deleter {
 using model_ptr = std::unique_ptr<ram_model, model_deleter>;
 using state_ptr = std::unique_ptr<ram_state, state_deleter>;
 
-}  // namespace
+} // namespace
 
 int main() {
     ram_model_params p;
@@ -38,8 +38,8 @@ int main() {
 
     std::vector<float> images(2 * p.channels * p.height * p.width, 0.0f);
     int labels[2] = {-1, -1};
-    if (ram_model_classify(model.get(), state.get(), images.data(), 2, labels, nullptr,
-                           nullptr) != RAM_OK) {
+    if (ram_model_classify(model.get(), state.get(), images.data(), 2, labels, nullptr, nullptr) !=
+        RAM_OK) {
         std::fprintf(stderr, "classify: %s\n", ram_last_error());
         return 1;
     }
@@ -48,8 +48,8 @@ int main() {
         return 1;
     }
     // A bad call must come back as a status with a message, not a crash.
-    if (ram_model_classify(model.get(), state.get(), images.data(), 3, labels, nullptr,
-                           nullptr) == RAM_OK) {
+    if (ram_model_classify(model.get(), state.get(), images.data(), 3, labels, nullptr, nullptr) ==
+        RAM_OK) {
         std::fprintf(stderr, "a batch larger than the state was accepted\n");
         return 1;
     }
