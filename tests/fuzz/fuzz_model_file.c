@@ -17,27 +17,12 @@
  *
  * Whatever deserializes must serialize back to the same ARCH fields and the
  * same WGHT chunk, or the target aborts.  See tests/fuzz/README.md. */
-#include "internal.h"
+#include "fuzz_wrap.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static const unsigned char MAGIC[8] = {0x89, 'R', 'A', 'M', '\r', '\n', 0x1a, '\n'};
-#define TAG_END   RAM_TAG('E', 'N', 'D', ' ')
 #define ARCH_SIZE 80 /* the fields version 1 defines; longer payloads are allowed */
 
-static uint32_t get_u32(const unsigned char *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-    return get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
 static void fail(const char *what) {
-    fprintf(stderr, "fuzz_model_file: %s (last error: %s)\n", what, ram_last_error());
-    abort();
+    fuzz_fail("fuzz_model_file", what);
 }
 
 /* A parsed model must write back what was read. */
@@ -49,7 +34,7 @@ static void check_round_trip(const unsigned char *file, size_t len, const struct
     ram_buf b = {0};
     ram_file_begin(&b);
     ram_model_serialize(m, &b);
-    ram_buf_u32(&b, TAG_END); /* ram_file_find stops at END */
+    ram_buf_u32(&b, FUZZ_TAG_END); /* ram_file_find stops at END */
     ram_buf_u32(&b, 0);
     ram_buf_u64(&b, 4);
     ram_buf_u32(&b, 0);
@@ -74,38 +59,10 @@ static void parse(const unsigned char *file, size_t len) {
 
 /* Step 2: the input's chunks in a container with a correct END chunk and CRC. */
 static void parse_wrapped(const unsigned char *data, size_t size) {
-    if (size >= 16 && memcmp(data, MAGIC, 8) == 0) {
-        data += 16;
-        size -= 16;
-    }
-    ram_buf b = {0};
-    ram_file_begin(&b);
-    while (size >= 16) {
-        uint32_t tag = get_u32(data), reserved = get_u32(data + 4);
-        uint64_t clen = get_u64(data + 8);
-        data += 16;
-        size -= 16;
-        if (tag == TAG_END) break;
-        if (clen > size) clen = size;
-        ram_buf_u32(&b, tag);
-        ram_buf_u32(&b, reserved);
-        ram_buf_u64(&b, clen);
-        ram_buf_bytes(&b, data, (size_t)clen);
-        data += clen;
-        size -= (size_t)clen;
-    }
-    if (!b.failed) {
-        uint32_t crc = ram_crc32(b.data, b.len);
-        ram_buf_u32(&b, TAG_END);
-        ram_buf_u32(&b, 0);
-        ram_buf_u64(&b, 4);
-        ram_buf_u32(&b, crc);
-    }
-    if (b.failed) fail("out of memory wrapping the input");
-    if (ram_file_verify(b.data, b.len, "fuzz-wrapped") != RAM_OK)
-        fail("a well-formed container was rejected");
-    parse(b.data, b.len);
-    free(b.data);
+    size_t len;
+    unsigned char *file = fuzz_rewrap(data, size, &len);
+    parse(file, len);
+    free(file);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -5,7 +5,7 @@
  * skipped; the rest is read as chunks (tag, reserved, length, payload) with
  * each length clamped to the bytes left; a chunk tagged END stops the walk.
  * A mutated seed file so keeps its chunk structure but gets a valid
- * checksum.  (fuzz_model_file.c has its own copy of this walk.) */
+ * checksum. */
 #ifndef RAM_FUZZ_WRAP_H
 #define RAM_FUZZ_WRAP_H
 
