@@ -11,6 +11,7 @@
 
 #include <check.h>
 #include "check_main.h"
+#include "check_scratch.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,19 +20,6 @@
 #include <unistd.h>
 #include <dirent.h>
 
-/* Remove the scratch directory and whatever the tests left in it. */
-static void remove_dir(const char *d) {
-    DIR *h = opendir(d);
-    struct dirent *e;
-    char p[512];
-    while (h && (e = readdir(h)))
-        if (e->d_name[0] != '.') {
-            snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-            unlink(p);
-        }
-    if (h) closedir(h);
-    rmdir(d);
-}
 
 static int cases;
 

@@ -14,6 +14,7 @@
 
 #include <check.h>
 #include "check_main.h"
+#include "check_scratch.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,19 +22,6 @@
 #include <unistd.h>
 #include <dirent.h>
 
-/* Remove the scratch directory and whatever the tests left in it. */
-static void remove_dir(const char *d) {
-    DIR *h = opendir(d);
-    struct dirent *e;
-    char p[512];
-    while (h && (e = readdir(h)))
-        if (e->d_name[0] != '.') {
-            snprintf(p, sizeof p, "%s/%s", d, e->d_name);
-            unlink(p);
-        }
-    if (h) closedir(h);
-    rmdir(d);
-}
 
 enum { SIDE = 16, IMG = SIDE * SIDE, N = 24, K = 4, T = 4, THREADS = 6, REPS = 4 };
 static float images[N * IMG];
