@@ -20,7 +20,6 @@
 #include <unistd.h>
 #include <dirent.h>
 
-
 static int cases;
 
 /* Plant a known message, make the call, require `status` and a new message. */

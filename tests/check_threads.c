@@ -22,7 +22,6 @@
 #include <unistd.h>
 #include <dirent.h>
 
-
 enum { SIDE = 16, IMG = SIDE * SIDE, N = 24, K = 4, T = 4, THREADS = 6, REPS = 4 };
 static float images[N * IMG];
 static int labels[N];
