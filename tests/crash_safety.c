@@ -8,9 +8,13 @@
  * training step, in the middle of writing the temporary file, in fsync,
  * between fsync and rename.  A kill that leaves a "run.ckpt.tmp-XXXXXX" file
  * behind landed during a save (after mkstemp, before rename); the test counts
- * those and requires some.  Each killed run is resumed by the next one, as a
- * restarted job would be; a run that finishes before its kill starts the
- * chain over.
+ * those.  Random moments rarely hit a save when writes are fast (tmpfs, a
+ * slow instrumented build), so every third kill is aimed: the parent watches
+ * the run directory with inotify and kills the moment the N-th temporary
+ * file is created, which lands inside that save; the test requires that
+ * some kills landed during a save.  Each killed run is resumed by the next one, as a
+ * restarted job would be; a run that finishes before its kill, or gets within
+ * two steps of the end, starts the chain over.
  *
  * A kill that comes after its run finished is not counted (that run's final
  * model is compared with the reference instead).
@@ -22,10 +26,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -189,6 +195,33 @@ static void finish_job(pid_t pid, const char *what) {
         die("%s: the job failed%s", what, "");
 }
 
+/* Block until the n-th temporary checkpoint file is created in the watched
+ * directory (inotify descriptor `fd`), or until child `pid` ended (it is not
+ * reaped); returns 0, or -1 if the watch failed. */
+static int wait_for_temp(int fd, pid_t pid, int n) {
+    _Alignas(struct inotify_event) char buf[4096];
+    while (n > 0) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, 200);
+        if (r < 0 && errno != EINTR) return -1;
+        if (r <= 0) {
+            siginfo_t info = {0};
+            if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid)
+                return 0;
+            continue;
+        }
+        ssize_t len = read(fd, buf, sizeof buf);
+        if (len <= 0) return -1;
+        for (char *q = buf; q < buf + len;) {
+            const struct inotify_event *ev = (const struct inotify_event *)q;
+            if ((ev->mask & IN_CREATE) && ev->len && strstr(ev->name, ".tmp-") && --n == 0)
+                return 0;
+            q += sizeof *ev + ev->len;
+        }
+    }
+    return 0;
+}
+
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -261,14 +294,25 @@ int main(int argc, char **argv) {
     snprintf(ver_ckpt, sizeof ver_ckpt, "%s/run.ckpt", verdir);
     snprintf(ver_final, sizeof ver_final, "%s/final.ram", verdir);
 
-    int in_save = 0, before_first = 0, finished = 0, checked = 0;
+    int in_save = 0, n_aimed = 0, before_first = 0, finished = 0, checked = 0;
     /* Until `kills` runs were killed while running (a SIGKILL that comes
      * after a run finished does not count). */
     for (int killed = 0; killed < kills;) {
+        /* Every third kill is aimed at the start of a random save. */
+        const int aimed = killed % 3 == 2 && done < STEPS - 1;
+        int watch = aimed ? inotify_init1(IN_CLOEXEC) : -1;
+        if (aimed && (watch < 0 || inotify_add_watch(watch, rundir, IN_CREATE) < 0))
+            die("inotify: %s%s", strerror(errno), "");
         pid_t pid = start_job(rundir, NULL);
-        double delay = (0.005 + (STEPS - done) * per_step) * rand() / (double)RAND_MAX;
-        struct timespec ts = {(time_t)delay, (long)((delay - (time_t)delay) * 1e9)};
-        nanosleep(&ts, NULL);
+        if (aimed) {
+            if (wait_for_temp(watch, pid, 1 + rand() % (int)(STEPS - done - 1)) != 0)
+                die("inotify read: %s%s", strerror(errno), "");
+            close(watch);
+        } else {
+            double delay = (0.005 + (STEPS - done) * per_step) * rand() / (double)RAND_MAX;
+            struct timespec ts = {(time_t)delay, (long)((delay - (time_t)delay) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
         kill(pid, SIGKILL);
         int status;
         if (waitpid(pid, &status, 0) != pid) die("waitpid: %s%s", strerror(errno), "");
@@ -284,6 +328,7 @@ int main(int argc, char **argv) {
         if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
             die("the job ended strangely%s%s", "", "");
         killed++;
+        n_aimed += aimed;
         in_save += remove_temps(rundir) > 0;
         if (!exists(ckpt)) {
             before_first++;
@@ -314,12 +359,20 @@ int main(int argc, char **argv) {
             die("resuming from step %s gave another model%s", name, "");
         checked++;
         done = step;
+        /* Near the end, start the chain over so kills keep landing all
+         * through a run rather than piling up in the last step's start-up. */
+        if (done >= STEPS - 2) {
+            empty_dir(rundir);
+            done = 0;
+        }
     }
-    printf("crash_safety: seed %u, reference run %.2f s of %d steps; %d kills: %d landed during a "
-           "save (temporary file left), %d before the first checkpoint; %d runs finished before "
+    printf("crash_safety: seed %u, reference run %.2f s of %d steps; %d kills (%d aimed at a "
+           "save): %d "
+           "landed during a save (temporary file left), %d before the first checkpoint; %d runs "
+           "finished before "
            "their kill, with the reference model; %d checkpoints intact and resumed to the "
            "reference model\n",
-           seed, ref_time, STEPS, kills, in_save, before_first, finished, checked);
+           seed, ref_time, STEPS, kills, n_aimed, in_save, before_first, finished, checked);
     empty_dir(refdir);
     empty_dir(rundir);
     empty_dir(verdir);
