@@ -5,7 +5,10 @@
  * retina) and for 1 and 2 threads it prints:
  *   - training samples/s at batch 32 and 128 (libram's worker threads);
  *   - inference at batch 1 (samples/s and microseconds per image) and at
- *     batch 256, with 1 or 2 threads sharing one model;
+ *     batch 256 through one state with 1 or 2 threads
+ *     (ram_state_create_threads: one caller, each call split between the
+ *     threads, like PyTorch's intra-op threads), and at batch 256 with one
+ *     1-thread state per caller thread sharing the model;
  *   - the peak resident memory of the configuration;
  *   - the same figures for PyTorch (bench/torch_ram.py, same model, batch and
  *     threads) and the libram/PyTorch ratios;
@@ -250,8 +253,11 @@ static stat3 bench_train(const ram_model_params *p, const float *x, const int *y
     return s;
 }
 
-/* Inference: `threads` threads, each with its own ram_state, classify
- * batches of `batch` images with one shared model. */
+/* Inference.  Either one state with `threads` threads (ram_state_create_threads):
+ * one caller, each call's layers split between the threads, which is what a
+ * latency-bound user does and what PyTorch's intra-op threads do; or
+ * `threads` caller threads, each with its own 1-thread state, classifying
+ * batches of `batch` images with one shared model (throughput). */
 typedef struct infer_thread {
     const ram_model *m;
     ram_state *st;
@@ -270,7 +276,7 @@ static void *infer_thread_main(void *arg) {
 
 typedef struct infer_job {
     infer_thread th[8];
-    int threads;
+    int threads; /* caller threads */
 } infer_job;
 
 static void infer_work(void *arg, long iters) {
@@ -285,14 +291,16 @@ static void infer_work(void *arg, long iters) {
         pthread_join(tid[k], NULL);
 }
 
-static stat3 bench_infer(const ram_model *m, const float *x, int batch, int threads) {
-    infer_job j = {.threads = threads};
-    for (int k = 0; k < threads; k++) {
-        CHECK(ram_state_create(m, batch, &j.th[k].st));
+static stat3 bench_infer(const ram_model *m, const float *x, int batch, int threads,
+                         int state_per_thread) {
+    const int callers = state_per_thread ? threads : 1;
+    infer_job j = {.threads = callers};
+    for (int k = 0; k < callers; k++) {
+        CHECK(ram_state_create_threads(m, batch, state_per_thread ? 1 : threads, &j.th[k].st));
         j.th[k] = (infer_thread){m, j.th[k].st, x, xmalloc(sizeof(int) * batch), batch, 0};
     }
-    stat3 s = measure_rate(infer_work, &j, (double)batch * threads);
-    for (int k = 0; k < threads; k++) {
+    stat3 s = measure_rate(infer_work, &j, (double)batch * callers);
+    for (int k = 0; k < callers; k++) {
         ram_state_free(j.th[k].st);
         free(j.th[k].labels);
     }
@@ -363,6 +371,7 @@ static peer_result run_peer(const config *c, int threads) {
 
 typedef struct row {
     stat3 train32, train128, infer1, infer256;
+    stat3 infer256_states; /* a 1-thread state per caller thread */
 } row;
 
 static void print_stat_json(const char *key, stat3 s, int last) {
@@ -398,8 +407,9 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     for (int t = 1; t <= opt.max_threads; t++) {
         lr[t - 1].train32 = bench_train(&p, x, y, 32, t);
         lr[t - 1].train128 = bench_train(&p, x, y, 128, t);
-        lr[t - 1].infer1 = bench_infer(m, x, 1, t);
-        lr[t - 1].infer256 = bench_infer(m, x, 256, t);
+        lr[t - 1].infer1 = bench_infer(m, x, 1, t, 0);
+        lr[t - 1].infer256 = bench_infer(m, x, 256, t, 0);
+        lr[t - 1].infer256_states = bench_infer(m, x, 256, t, 1);
         pr[t - 1] = run_peer(c, t);
     }
     double rss = peak_rss_mb();
@@ -417,9 +427,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     ROW("train, batch 32", train32, "samples/s");
     ROW("train, batch 128", train128, "samples/s");
     ROW("infer, batch 1", infer1, "samples/s");
-    say("   %-26s %22.1f %22.1f %10s  us/image/thread\n", "infer, batch 1 latency",
-        1e6 / lr[0].infer1.median, opt.max_threads > 1 ? 2e6 / lr[1].infer1.median : 0.0, "");
+    say("   %-26s %22.1f %22.1f %10s  us/image\n", "infer, batch 1 latency",
+        1e6 / lr[0].infer1.median, opt.max_threads > 1 ? 1e6 / lr[1].infer1.median : 0.0, "");
     ROW("infer, batch 256", infer256, "samples/s");
+    ROW("infer, b256, state/thread", infer256_states, "samples/s");
     say("   %-26s %22.0f MB (the whole configuration, inputs included)\n", "peak RSS", rss);
 
     /* The limit: FLOPs at large-square sgemm speed with as many BLAS threads. */
@@ -464,9 +475,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             print_stat_json("train_b128", lr[t].train128, 0);
             print_stat_json("infer_b1", lr[t].infer1, 0);
             print_stat_json("infer_b256", lr[t].infer256, 0);
+            print_stat_json("infer_b256_state_per_thread", lr[t].infer256_states, 0);
             printf("\"infer_b1_us\": %.3f}, \"train_limit\": %.1f, \"fraction_of_limit_b128\": "
                    "%.4f",
-                   1e6 * (t + 1) / lr[t].infer1.median, lim, lr[t].train128.median / lim);
+                   1e6 / lr[t].infer1.median, lim, lr[t].train128.median / lim);
             if (opt.peer && pr[t].ok) {
                 printf(", \"pytorch\": {");
                 print_stat_json("train_b32", pr[t].train32, 0);
@@ -496,7 +508,7 @@ static double infer_us(const ram_model_params *p, int batch) {
     ram_model *m;
     CHECK(ram_model_create(p, &m));
     float *x = make_images(batch, p, 3);
-    stat3 s = bench_infer(m, x, batch, 1);
+    stat3 s = bench_infer(m, x, batch, 1, 0);
     free(x);
     ram_model_free(m);
     return 1e6 / s.median;

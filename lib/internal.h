@@ -64,6 +64,12 @@ RAM_HIDDEN void ram_glimpse_one(const struct ram_glimpse *g, const float *img, i
 
 /* ---- layers (layers.c): batched, row-major, rows = batch ---- */
 
+/* Up to this many rows, a linear layer runs one row at a time through
+ * dot_rows() (layers.c) instead of sgemm. */
+#ifndef RAM_GEMV_MAX_ROWS
+#define RAM_GEMV_MAX_ROWS 8
+#endif
+
 /* Y[n x out] (ld ldy) = X[n x in] (ld ldx) W^T + b, or += when accumulate. b may be NULL. */
 RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W,
                                    const float *b, int out, float *Y, int ldy, bool accumulate);
@@ -78,6 +84,9 @@ RAM_HIDDEN void ram_relu_backward(const float *Y, float *dY, int n, int cols, in
  * their activations; c_prev, c, h: n x H. */
 RAM_HIDDEN void ram_lstm_forward(float *gates, const float *c_prev, float *c, float *h, int n,
                                  int H);
+/* The same for units [u0, u1) only (gates i, f, g, o of those units). */
+RAM_HIDDEN void ram_lstm_forward_units(float *gates, const float *c_prev, float *c, float *h, int n,
+                                       int H, int u0, int u1);
 /* Given dh, dc (n x H, gradient w.r.t. h_t and c_t), writes dgates (n x 4H,
  * w.r.t. pre-activations) and dc_prev (n x H). */
 RAM_HIDDEN void ram_lstm_backward(const float *gates, const float *c_prev, const float *c,
@@ -121,7 +130,8 @@ struct ram_model {
     float range_x, range_y; /* policy [-1,1] -> retina [-1,1] factor per axis */
     ram_tensor_info t[RAM_T_COUNT];
     size_t n_params;
-    float *w;
+    float *w;      /* n_params weights, 64-byte aligned within w_block */
+    void *w_block; /* what was allocated */
 };
 
 RAM_HIDDEN ram_status ram_model_validate(const ram_model_params *p);
@@ -166,12 +176,33 @@ typedef struct ram_ws {
     float *grad; /* n_params */
 } ram_ws;
 
+/* ---- thread team (team.c) ---- */
+
+/* Runs as thread k of nt (k = 0 is the caller's thread). */
+typedef void (*ram_team_fn)(void *arg, int k, int nt);
+typedef struct ram_team ram_team;
+/* threads - 1 worker threads; threads >= 2. */
+RAM_HIDDEN ram_status ram_team_create(int threads, ram_team **out);
+RAM_HIDDEN void ram_team_free(ram_team *t);
+/* 1 for NULL */
+RAM_HIDDEN int ram_team_size(const ram_team *t);
+/* fn on every thread of the team (just the caller for NULL); returns when all
+ * are done. */
+RAM_HIDDEN void ram_team_run(ram_team *t, ram_team_fn fn, void *arg);
+/* Inside fn: wait for the team's other threads (no-op for NULL). */
+RAM_HIDDEN void ram_team_barrier(ram_team *t);
+
 RAM_HIDDEN ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train);
 RAM_HIDDEN void ram_ws_release(ram_ws *ws);
 /* Forward n images.  eps (RAM_LOC_SAMPLE: T x n x 2 normals) or locs
  * (RAM_LOC_FIXED: T x n x 2) per mode; std used by SAMPLE. */
 RAM_HIDDEN void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *images, int n,
                                   ram_loc_mode mode, const float *eps_or_locs, float std);
+/* The same, with each layer's outputs split over the team's threads (and the
+ * glimpses over images); the same bits as ram_model_forward() for n <= 8. */
+RAM_HIDDEN void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images,
+                                       int n, ram_loc_mode mode, const float *eps_or_locs,
+                                       float std, ram_team *team);
 /* Backward: ws->dlogits (n x classes) and, if dmu != NULL, the loss gradient
  * w.r.t. mu_t (T x n x 2).  Accumulates into ws->grad (not zeroed here).
  * detach_core: the location gradient stops at the location network. */

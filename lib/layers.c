@@ -6,13 +6,114 @@
 #include <math.h>
 #include <string.h>
 
-/* Up to this many rows, a linear layer runs as row-by-row sgemv (see below). */
-#ifndef RAM_GEMV_MAX_ROWS
-#define RAM_GEMV_MAX_ROWS 8
+/* y[r] = base[r] + W[r] . x for r in [0, rows), base[r] = (acc ? y[r] : 0) +
+ * (b ? b[r] : 0).  Batch-1 inference is this: W streamed once, nothing to
+ * reuse, so sgemm's packing is pure overhead (it was 62% of a batch-1
+ * classify, callgrind) and OpenBLAS's sgemv leaves a third of the L2
+ * bandwidth unused (4.6 us against 3.4 for a cached 256 x 256 matrix here).
+ * Every row is summed in the same order whichever rows it is computed with,
+ * so a row's value does not depend on how a caller splits the rows between
+ * threads: results are the same bits for any thread count. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define RAM_X86_KERNELS 1
+
+/* Four rows per pass: x is loaded once for four rows (5 loads per 4 FMAs).
+ * Two accumulators per row hide the FMA latency. */
+__attribute__((target("avx2,fma"))) static void dot4_avx2(const float *w0, const float *w1,
+                                                          const float *w2, const float *w3,
+                                                          const float *x, int in, float out[4]) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    int c = 0;
+    for (; c + 16 <= in; c += 16) {
+        const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c), x0, a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c), x0, a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + c), x0, a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + c), x0, a3);
+        b0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c + 8), x1, b0);
+        b1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c + 8), x1, b1);
+        b2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + c + 8), x1, b2);
+        b3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + c + 8), x1, b3);
+    }
+    if (c + 8 <= in) {
+        const __m256 x0 = _mm256_loadu_ps(x + c);
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c), x0, a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c), x0, a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + c), x0, a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + c), x0, a3);
+        c += 8;
+    }
+    a0 = _mm256_add_ps(a0, b0);
+    a1 = _mm256_add_ps(a1, b1);
+    a2 = _mm256_add_ps(a2, b2);
+    a3 = _mm256_add_ps(a3, b3);
+    /* Lane j of s is row j's sum (the same adds for each row). */
+    const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
+    for (; c < in; c++) {
+        out[0] += w0[c] * x[c];
+        out[1] += w1[c] * x[c];
+        out[2] += w2[c] * x[c];
+        out[3] += w3[c] * x[c];
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void dot_rows_avx2(const float *W, int in,
+                                                              const float *x, int rows,
+                                                              const float *b, float *y, bool acc) {
+    float d[4];
+    for (int r = 0; r < rows; r += 4) {
+        const float *w0 = W + (size_t)r * in;
+        /* Past the last row, repeat it: each lane's arithmetic is its own,
+         * so row r comes out the same as in a full block. */
+        const float *w1 = r + 1 < rows ? w0 + in : w0,
+                    *w2 = r + 2 < rows ? w0 + 2 * (size_t)in : w0,
+                    *w3 = r + 3 < rows ? w0 + 3 * (size_t)in : w0;
+        dot4_avx2(w0, w1, w2, w3, x, in, d);
+        for (int j = 0; j < 4 && r + j < rows; j++)
+            y[r + j] = ((acc ? y[r + j] : 0.0f) + (b ? b[r + j] : 0.0f)) + d[j];
+    }
+}
 #endif
+
+static void dot_rows_generic(const float *W, int in, const float *x, int rows, const float *b,
+                             float *y, bool acc) {
+    for (int r = 0; r < rows; r++) {
+        const float *w = W + (size_t)r * in;
+        float s[8] = {0};
+        int c = 0;
+        for (; c + 8 <= in; c += 8)
+            for (int j = 0; j < 8; j++)
+                s[j] += w[c + j] * x[c + j];
+        float d = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+        for (; c < in; c++)
+            d += w[c] * x[c];
+        y[r] = ((acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
+    }
+}
+
+static void dot_rows(const float *W, int in, const float *x, int rows, const float *b, float *y,
+                     bool acc) {
+#ifdef RAM_X86_KERNELS
+    /* Two bit tests of a table libgcc fills at start-up: cheap per call.
+     * Rows shorter than a vector (the location layer's 2 inputs) are plain
+     * scalar work, and the vector kernel's reductions would dominate. */
+    if (in >= 8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        dot_rows_avx2(W, in, x, rows, b, y, acc);
+        return;
+    }
+#endif
+    dot_rows_generic(W, in, x, rows, b, y, acc);
+}
 
 void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W, const float *b,
                         int out, float *Y, int ldy, bool accumulate) {
+    if (n <= RAM_GEMV_MAX_ROWS) {
+        for (int i = 0; i < n; i++)
+            dot_rows(W, in, X + (size_t)i * ldx, out, b, Y + (size_t)i * ldy, accumulate);
+        return;
+    }
     float beta = 0.0f;
     if (b) {
         for (int i = 0; i < n; i++) {
@@ -26,17 +127,6 @@ void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W, 
         beta = 1.0f;
     } else if (accumulate) {
         beta = 1.0f;
-    }
-    /* A handful of rows (batch-1 inference): sgemm repacks all of W into its
-     * panel layout on every call, 62% of a batch-1 classify (callgrind);
-     * sgemv streams W once per row without packing.  Instructions per
-     * classify, sgemm vs sgemv: 5.4x fewer at 1 row, 1.3x fewer at 8, equal
-     * at 16 (docs/performance.md). */
-    if (n <= RAM_GEMV_MAX_ROWS) {
-        for (int i = 0; i < n; i++)
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, out, in, 1.0f, W, in, X + (size_t)i * ldx, 1,
-                        beta, Y + (size_t)i * ldy, 1);
-        return;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, X, ldx, W, in, beta, Y,
                 ldy);
@@ -83,11 +173,16 @@ static inline float sigmoid(float x) {
 }
 
 void ram_lstm_forward(float *gates, const float *c_prev, float *c, float *h, int n, int H) {
+    ram_lstm_forward_units(gates, c_prev, c, h, n, H, 0, H);
+}
+
+void ram_lstm_forward_units(float *gates, const float *c_prev, float *c, float *h, int n, int H,
+                            int u0, int u1) {
     for (int r = 0; r < n; r++) {
         float *gi = gates + (size_t)r * 4 * H, *gf = gi + H, *gg = gf + H, *go = gg + H;
         const float *cp = c_prev + (size_t)r * H;
         float *cr = c + (size_t)r * H, *hr = h + (size_t)r * H;
-        for (int j = 0; j < H; j++) {
+        for (int j = u0; j < u1; j++) {
             gi[j] = sigmoid(gi[j]);
             gf[j] = sigmoid(gf[j]);
             gg[j] = tanhf(gg[j]);

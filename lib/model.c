@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,7 +125,11 @@ ram_status ram_model_alloc(const ram_model_params *p, struct ram_model **out) {
     struct ram_model *m = calloc(1, sizeof *m);
     if (!m) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "model: out of memory");
     ram_model_layout(m, p);
-    m->w = calloc(m->n_params, sizeof(float));
+    /* Weights start on a cache line: batch-1 inference streams every row
+     * with 32-byte loads, a third faster aligned (dot_rows() in layers.c);
+     * rows stay aligned whenever the layer widths are multiples of 16. */
+    m->w_block = calloc(m->n_params + 16, sizeof(float));
+    m->w = m->w_block ? (float *)(((uintptr_t)m->w_block + 63) & ~(uintptr_t)63) : NULL;
     if (!m->w) {
         size_t n = m->n_params;
         free(m);
@@ -159,7 +164,7 @@ ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
 
 void ram_model_free(ram_model *m) {
     if (!m) return;
-    free(m->w);
+    free(m->w_block);
     free(m);
 }
 
@@ -247,17 +252,58 @@ static inline float clamp1(float x) {
     return x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
 }
 
-void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *images, int n,
-                       ram_loc_mode mode, const float *eps_or_locs, float std) {
+/* One forward pass, as thread k of nt.  The glimpses are split by image and
+ * every layer by output rows, with a barrier after each layer that the next
+ * one reads: four per glimpse.  With nt = 1 (the trainer's case) each layer
+ * is one call, as it always was. */
+typedef struct fwd_job {
+    const struct ram_model *m;
+    ram_ws *ws;
+    const float *images;
+    int n;
+    ram_loc_mode mode;
+    const float *src; /* eps (SAMPLE) or locations (FIXED), T x n x 2 */
+    float std;
+    ram_team *team;
+} fwd_job;
+
+/* Part k of nt of [0, total), cut at multiples of `align` (16 floats, one
+ * cache line, so that threads do not write the same lines). */
+static void split(int total, int k, int nt, int align, int *a, int *b) {
+    *a = k == 0 ? 0 : (int)((long)total * k / nt / align * align);
+    *b = k == nt - 1 ? total : (int)((long)total * (k + 1) / nt / align * align);
+}
+
+/* Rows [r0, r1) of a linear layer: W's rows, b's entries, Y's columns. */
+static void linear_rows(const float *X, int ldx, int n, int in, const float *W, const float *b,
+                        int r0, int r1, float *Y, int ldy, bool acc) {
+    if (r1 > r0)
+        ram_linear_forward(X, ldx, n, in, W + (size_t)r0 * in, b ? b + r0 : NULL, r1 - r0, Y + r0,
+                           ldy, acc);
+}
+
+static void forward_part(void *arg, int k, int nt) {
+    const fwd_job *j = arg;
+    const struct ram_model *m = j->m;
+    ram_ws *ws = j->ws;
+    const int n = j->n;
     const ram_model_params *p = &m->p;
     const int T = p->glimpses, H = p->core_hidden, D = m->rho_size, HG = m->hgl,
-              Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, K = p->classes;
+              Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, K = p->classes,
+              NG = m->gates;
     const size_t img_size = (size_t)p->channels * p->height * p->width;
-    const float *w = m->w;
+    float *w = m->w;
     const bool lstm = p->core == RAM_CORE_LSTM;
+    int i0, i1, g0, g1, l0, l1, o0, o1, u0, u1;
+    split(n, k, nt, 1, &i0, &i1);
+    split(Hg, k, nt, 16, &g0, &g1);
+    split(Hl, k, nt, 16, &l0, &l1);
+    split(G, k, nt, 16, &o0, &o1);
+    split(H, k, nt, 16, &u0, &u1);
+    const int ni = i1 - i0;
 
-    memset(ws->h, 0, sizeof(float) * n * H);
-    if (lstm) memset(ws->c, 0, sizeof(float) * n * H);
+    memset(ws->h + (size_t)i0 * H, 0, sizeof(float) * ni * H);
+    if (lstm) memset(ws->c + (size_t)i0 * H, 0, sizeof(float) * ni * H);
     for (int t = 0; t < T; t++) {
         float *ht = ws->h + (size_t)t * n * H, *hn = ht + (size_t)n * H;
         float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
@@ -265,57 +311,87 @@ void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *image
         float *rho = ws->rho + (size_t)t * n * D, *hgl = ws->hgl + (size_t)t * n * HG;
         float *g = ws->g + (size_t)t * n * G;
 
-        /* Where to look: mu_t from h_{t-1} (h_0 = 0), then l_t. */
-        ram_linear_forward(ht, H, n, H, ram_param(m, (float *)w, RAM_T_LOC_W),
-                           ram_param(m, (float *)w, RAM_T_LOC_B), 2, mupre, 2, false);
-        const float *src = eps_or_locs ? eps_or_locs + (size_t)t * n * 2 : NULL;
-        for (int i = 0; i < 2 * n; i++) {
-            mu[i] = bound_fwd(p->bound, mupre[i]);
-            l[i] = mode == RAM_LOC_MEAN     ? mu[i]
-                   : mode == RAM_LOC_SAMPLE ? clamp1(mu[i] + std * src[i])
-                                            : src[i];
+        /* Where to look: mu_t from h_{t-1} (h_0 = 0), then l_t; the glimpse. */
+        if (ni > 0) {
+            ram_linear_forward(ht + (size_t)i0 * H, H, ni, H, ram_param(m, w, RAM_T_LOC_W),
+                               ram_param(m, w, RAM_T_LOC_B), 2, mupre + 2 * i0, 2, false);
+            const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;
+            for (int i = 2 * i0; i < 2 * i1; i++) {
+                mu[i] = bound_fwd(p->bound, mupre[i]);
+                l[i] = j->mode == RAM_LOC_MEAN     ? mu[i]
+                       : j->mode == RAM_LOC_SAMPLE ? clamp1(mu[i] + j->std * src[i])
+                                                   : src[i];
+            }
+            for (int i = i0; i < i1; i++)
+                ram_glimpse_one(&m->sensor, j->images + i * img_size, p->channels, p->height,
+                                p->width, l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
+                                rho + (size_t)i * D);
         }
-        for (int i = 0; i < n; i++)
-            ram_glimpse_one(&m->sensor, images + i * img_size, p->channels, p->height, p->width,
-                            l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y, rho + (size_t)i * D);
+        ram_team_barrier(j->team);
 
         /* Glimpse network: [h_g; h_l] side by side in one buffer so the CONCAT
          * form is a single GEMM over it. */
-        ram_linear_forward(rho, D, n, D, ram_param(m, (float *)w, RAM_T_G1_W),
-                           ram_param(m, (float *)w, RAM_T_G1_B), Hg, hgl, HG, false);
-        ram_linear_forward(l, 2, n, 2, ram_param(m, (float *)w, RAM_T_L1_W),
-                           ram_param(m, (float *)w, RAM_T_L1_B), Hl, hgl + Hg, HG, false);
-        ram_relu_forward(hgl, n, HG, HG);
-        if (p->form == RAM_GLIMPSE_CONCAT) {
-            ram_linear_forward(hgl, HG, n, HG, ram_param(m, (float *)w, RAM_T_G2_W),
-                               ram_param(m, (float *)w, RAM_T_G2_B), G, g, G, false);
+        linear_rows(rho, D, n, D, ram_param(m, w, RAM_T_G1_W), ram_param(m, w, RAM_T_G1_B), g0, g1,
+                    hgl, HG, false);
+        linear_rows(l, 2, n, 2, ram_param(m, w, RAM_T_L1_W), ram_param(m, w, RAM_T_L1_B), l0, l1,
+                    hgl + Hg, HG, false);
+        if (nt == 1) {
+            ram_relu_forward(hgl, n, HG, HG);
         } else {
-            ram_linear_forward(hgl, HG, n, Hg, ram_param(m, (float *)w, RAM_T_G2_W),
-                               ram_param(m, (float *)w, RAM_T_G2_B), G, g, G, false);
-            ram_linear_forward(hgl + Hg, HG, n, Hl, ram_param(m, (float *)w, RAM_T_L2_W),
-                               ram_param(m, (float *)w, RAM_T_L2_B), G, g, G, true);
+            ram_relu_forward(hgl + g0, n, g1 - g0, HG);
+            ram_relu_forward(hgl + Hg + l0, n, l1 - l0, HG);
         }
-        ram_relu_forward(g, n, G, G);
+        ram_team_barrier(j->team);
 
-        /* Core. */
-        float *pre = lstm ? ws->gates + (size_t)t * n * m->gates : hn;
-        ram_linear_forward(g, G, n, G, ram_param(m, (float *)w, RAM_T_CX_W),
-                           ram_param(m, (float *)w, RAM_T_C_B), m->gates, pre, m->gates, false);
-        if (t > 0) /* h_0 = 0 contributes nothing */
-            ram_linear_forward(ht, H, n, H, ram_param(m, (float *)w, RAM_T_CH_W), NULL, m->gates,
-                               pre, m->gates, true);
+        if (p->form == RAM_GLIMPSE_CONCAT) {
+            linear_rows(hgl, HG, n, HG, ram_param(m, w, RAM_T_G2_W), ram_param(m, w, RAM_T_G2_B),
+                        o0, o1, g, G, false);
+        } else {
+            linear_rows(hgl, HG, n, Hg, ram_param(m, w, RAM_T_G2_W), ram_param(m, w, RAM_T_G2_B),
+                        o0, o1, g, G, false);
+            linear_rows(hgl + Hg, HG, n, Hl, ram_param(m, w, RAM_T_L2_W),
+                        ram_param(m, w, RAM_T_L2_B), o0, o1, g, G, true);
+        }
+        ram_relu_forward(g + o0, n, o1 - o0, G);
+        ram_team_barrier(j->team);
+
+        /* Core: units [u0, u1), i.e. those rows of each of the LSTM's four
+         * gate blocks, so that the cell update needs no other thread's rows. */
+        float *pre = lstm ? ws->gates + (size_t)t * n * NG : hn;
+        const int blocks = NG / H, whole = u0 == 0 && u1 == H;
+        for (int q = 0; q < (whole ? 1 : blocks); q++) {
+            const int r0 = whole ? 0 : q * H + u0, r1 = whole ? NG : q * H + u1;
+            linear_rows(g, G, n, G, ram_param(m, w, RAM_T_CX_W), ram_param(m, w, RAM_T_C_B), r0, r1,
+                        pre, NG, false);
+            if (t > 0) /* h_0 = 0 contributes nothing */
+                linear_rows(ht, H, n, H, ram_param(m, w, RAM_T_CH_W), NULL, r0, r1, pre, NG, true);
+        }
         if (lstm) {
             float *ct = ws->c + (size_t)t * n * H;
-            ram_lstm_forward(pre, ct, ct + (size_t)n * H, hn, n, H);
+            ram_lstm_forward_units(pre, ct, ct + (size_t)n * H, hn, n, H, u0, u1);
         } else {
-            ram_relu_forward(hn, n, H, H);
+            ram_relu_forward(hn + u0, n, u1 - u0, H);
         }
+        ram_team_barrier(j->team);
     }
+    if (k != 0) return;
     /* Classifier on h_T; logits are turned into probabilities in place. */
     const float *hT = ws->h + (size_t)T * n * H;
-    ram_linear_forward(hT, H, n, H, ram_param(m, (float *)w, RAM_T_CLS_W),
-                       ram_param(m, (float *)w, RAM_T_CLS_B), K, ws->probs, K, false);
+    ram_linear_forward(hT, H, n, H, ram_param(m, w, RAM_T_CLS_W), ram_param(m, w, RAM_T_CLS_B), K,
+                       ws->probs, K, false);
     ram_softmax(ws->probs, ws->probs, n, K);
+}
+
+void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images, int n,
+                            ram_loc_mode mode, const float *eps_or_locs, float std,
+                            ram_team *team) {
+    fwd_job j = {m, ws, images, n, mode, eps_or_locs, std, team};
+    ram_team_run(team, forward_part, &j);
+}
+
+void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *images, int n,
+                       ram_loc_mode mode, const float *eps_or_locs, float std) {
+    ram_model_forward_team(m, ws, images, n, mode, eps_or_locs, std, NULL);
 }
 
 void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
@@ -394,34 +470,74 @@ void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const floa
 
 /* ---- inference ---- */
 
+/* A state with threads has two ways to use them (ram_state_create_threads):
+ * up to ROW_SPLIT_MAX images, every layer's rows are split between the
+ * threads (batch 1 is latency-bound, and each thread keeps its share of the
+ * weights in its core's cache); above, each thread runs whole images, its
+ * slice of the batch, in a workspace of its own (sgemm then has rows enough,
+ * and the threads never wait for each other). */
+#define ROW_SPLIT_MAX RAM_GEMV_MAX_ROWS
+
 struct ram_state {
     ram_model_params arch;
     size_t n_params;
-    ram_ws ws;
+    int max_batch;
+    ram_ws ws;      /* 1 thread: max_batch images; more: up to ROW_SPLIT_MAX */
+    ram_team *team; /* NULL: the caller's thread alone */
+    ram_ws *sub;    /* per thread, for batches above ROW_SPLIT_MAX (or NULL) */
+    int nsub;
+    float *noise; /* T x max_batch x 2 locations or noise, when sub is used */
 };
 
-ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out) {
+void ram_state_free(ram_state *st) {
+    if (!st) return;
+    ram_team_free(st->team);
+    for (int k = 0; k < st->nsub; k++)
+        ram_ws_release(&st->sub[k]);
+    free(st->sub);
+    free(st->noise);
+    ram_ws_release(&st->ws);
+    free(st);
+}
+
+ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threads,
+                                    ram_state **out) {
     if (!m || !out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_create: NULL argument");
     if (max_batch < 1 || max_batch > 1 << 20)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_create: max_batch %d not in [1, 2^20]",
                         max_batch);
+    if (threads < 1 || threads > RAM_STATE_MAX_THREADS)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_create: threads %d not in [1, %d]",
+                        threads, RAM_STATE_MAX_THREADS);
     ram_state *st = calloc(1, sizeof *st);
     if (!st) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
-    ram_status s = ram_ws_init(&st->ws, m, max_batch, false);
-    if (s) {
-        free(st);
-        return s;
-    }
     st->arch = m->p;
     st->n_params = m->n_params;
+    st->max_batch = max_batch;
+    const bool split = threads > 1 && max_batch > ROW_SPLIT_MAX;
+    ram_status s = ram_ws_init(&st->ws, m, threads > 1 && split ? ROW_SPLIT_MAX : max_batch, false);
+    if (!s && threads > 1) s = ram_team_create(threads, &st->team);
+    if (!s && split) {
+        /* calloc'ed workspaces are all-NULL, so freeing a half-made set is safe */
+        st->sub = calloc((size_t)threads, sizeof *st->sub);
+        st->noise = malloc(sizeof(float) * 2 * m->p.glimpses * (size_t)max_batch);
+        if (!st->sub || !st->noise)
+            s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
+        else
+            st->nsub = threads;
+        for (int k = 0; !s && k < threads; k++)
+            s = ram_ws_init(&st->sub[k], m, (max_batch + threads - 1) / threads, false);
+    }
+    if (s) {
+        ram_state_free(st);
+        return s;
+    }
     *out = st;
     return RAM_OK;
 }
 
-void ram_state_free(ram_state *st) {
-    if (!st) return;
-    ram_ws_release(&st->ws);
-    free(st);
+ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out) {
+    return ram_state_create_threads(m, max_batch, 1, out);
 }
 
 bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
@@ -435,43 +551,11 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            a->loc_range_pixels == b->loc_range_pixels;
 }
 
-ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
-                                 ram_loc_source source, ram_policy *pol, int *labels, float *probs,
-                                 float *locs) {
-    if (!m || !st || !images)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: NULL model, state or images");
-    if (n < 1 || n > st->ws.max_n)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: n = %d not in [1, %d] (state size)", n,
-                        st->ws.max_n);
-    if (!ram_model_same_arch(&st->arch, &m->p) || st->n_params != m->n_params)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: state made for another architecture");
-    if ((source == RAM_LOCS_SAMPLED || source == RAM_LOCS_RANDOM) && !pol)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: this location source needs a policy");
-    if (source < RAM_LOCS_MEAN || source > RAM_LOCS_CENTER)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: unknown location source %d",
-                        (int)source);
-    ram_ws *ws = &st->ws;
+/* Images [i0, i0 + n) of a call, forwarded in `ws`: check what the glimpses
+ * read and copy the results out. */
+static ram_status finish(const ram_model *m, const ram_ws *ws, int i0, int n, int *labels,
+                         float *probs, float *locs) {
     const int T = m->p.glimpses, K = m->p.classes;
-    const size_t nl = (size_t)T * n * 2;
-    switch (source) {
-    case RAM_LOCS_MEAN:
-        ram_model_forward(m, ws, images, n, RAM_LOC_MEAN, NULL, 0);
-        break;
-    case RAM_LOCS_SAMPLED:
-        for (size_t i = 0; i < nl; i++)
-            ws->aux[i] = (float)ram_rng_normal(&pol->rng);
-        ram_model_forward(m, ws, images, n, RAM_LOC_SAMPLE, ws->aux, pol->p.std);
-        break;
-    case RAM_LOCS_RANDOM:
-        for (size_t i = 0; i < nl; i++)
-            ws->aux[i] = (float)(2 * ram_rng_uniform(&pol->rng) - 1);
-        ram_model_forward(m, ws, images, n, RAM_LOC_FIXED, ws->aux, 0);
-        break;
-    case RAM_LOCS_CENTER:
-        memset(ws->aux, 0, sizeof(float) * nl);
-        ram_model_forward(m, ws, images, n, RAM_LOC_FIXED, ws->aux, 0);
-        break;
-    }
     /* Pixels are not scanned up front, which would make the cost grow with
      * the image: the glimpses are (a NaN or Inf pixel poisons its pooled
      * cell, and ReLU would silently turn NaN into 0 further on). */
@@ -480,17 +564,102 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         if (!isfinite(ws->rho[i]))
             return ram_fail(RAM_ERR_NUMERIC,
                             "classify: glimpse %zu of image %zu reads a NaN or Inf pixel",
-                            i / (n * D) + 1, i / D % n);
+                            i / (n * D) + 1, i0 + i / D % n);
     for (int i = 0; i < n; i++) {
         const float *pr = ws->probs + (size_t)i * K;
-        if (labels) labels[i] = ram_argmax(pr, K);
-        if (probs) memcpy(probs + (size_t)i * K, pr, sizeof(float) * K);
+        const size_t o = (size_t)i0 + i;
+        if (labels) labels[o] = ram_argmax(pr, K);
+        if (probs) memcpy(probs + o * K, pr, sizeof(float) * K);
         if (locs)
             for (int t = 0; t < T; t++) {
                 const float *l = ws->loc + ((size_t)t * n + i) * 2;
-                locs[((size_t)i * T + t) * 2] = l[0] * m->range_x;
-                locs[((size_t)i * T + t) * 2 + 1] = l[1] * m->range_y;
+                locs[(o * T + t) * 2] = l[0] * m->range_x;
+                locs[(o * T + t) * 2 + 1] = l[1] * m->range_y;
             }
+    }
+    return RAM_OK;
+}
+
+/* Each thread forwards its slice of the batch in its own workspace. */
+typedef struct slice_job {
+    const ram_model *m;
+    ram_state *st;
+    const float *images;
+    int n;
+    ram_loc_mode mode;
+    float std;
+} slice_job;
+
+static void forward_slice(void *arg, int k, int nt) {
+    const slice_job *j = arg;
+    const int T = j->m->p.glimpses;
+    int i0, i1;
+    split(j->n, k, nt, 1, &i0, &i1);
+    const int ni = i1 - i0;
+    if (ni <= 0) return;
+    ram_ws *ws = &j->st->sub[k];
+    if (j->mode != RAM_LOC_MEAN) /* this slice's noise or locations, T x ni x 2 */
+        for (int t = 0; t < T; t++)
+            memcpy(ws->aux + (size_t)t * ni * 2, j->st->noise + ((size_t)t * j->n + i0) * 2,
+                   sizeof(float) * 2 * ni);
+    const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
+    ram_model_forward(j->m, ws, j->images + i0 * img, ni, j->mode,
+                      j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std);
+}
+
+ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
+                                 ram_loc_source source, ram_policy *pol, int *labels, float *probs,
+                                 float *locs) {
+    if (!m || !st || !images)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: NULL model, state or images");
+    if (n < 1 || n > st->max_batch)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: n = %d not in [1, %d] (state size)", n,
+                        st->max_batch);
+    if (!ram_model_same_arch(&st->arch, &m->p) || st->n_params != m->n_params)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: state made for another architecture");
+    if ((source == RAM_LOCS_SAMPLED || source == RAM_LOCS_RANDOM) && !pol)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: this location source needs a policy");
+    if (source < RAM_LOCS_MEAN || source > RAM_LOCS_CENTER)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: unknown location source %d",
+                        (int)source);
+    const bool by_slice = n > st->ws.max_n; /* only with threads: see ram_state */
+    float *aux = by_slice ? st->noise : st->ws.aux;
+    const size_t nl = (size_t)m->p.glimpses * n * 2;
+    ram_loc_mode mode = RAM_LOC_FIXED;
+    float std = 0;
+    switch (source) {
+    case RAM_LOCS_MEAN:
+        mode = RAM_LOC_MEAN;
+        break;
+    case RAM_LOCS_SAMPLED:
+        for (size_t i = 0; i < nl; i++)
+            aux[i] = (float)ram_rng_normal(&pol->rng);
+        mode = RAM_LOC_SAMPLE;
+        std = pol->p.std;
+        break;
+    case RAM_LOCS_RANDOM:
+        for (size_t i = 0; i < nl; i++)
+            aux[i] = (float)(2 * ram_rng_uniform(&pol->rng) - 1);
+        break;
+    case RAM_LOCS_CENTER:
+        memset(aux, 0, sizeof(float) * nl);
+        break;
+    }
+    if (!by_slice) {
+        ram_model_forward_team(m, &st->ws, images, n, mode, mode == RAM_LOC_MEAN ? NULL : aux, std,
+                               st->team);
+        return finish(m, &st->ws, 0, n, labels, probs, locs);
+    }
+    slice_job j = {m, st, images, n, mode, std};
+    ram_team_run(st->team, forward_slice, &j);
+    const int nt = ram_team_size(st->team);
+    for (int k = 0; k < nt; k++) {
+        int i0, i1;
+        split(n, k, nt, 1, &i0, &i1);
+        if (i1 > i0) {
+            ram_status s = finish(m, &st->sub[k], i0, i1 - i0, labels, probs, locs);
+            if (s) return s;
+        }
     }
     return RAM_OK;
 }

@@ -229,6 +229,10 @@ static ram_status run_state_create(void *p) {
     ctx *c = p;
     return ram_state_create(c->m, N, &c->made_st);
 }
+static ram_status run_state_create_threads(void *p) {
+    ctx *c = p; /* 3 threads, and a batch large enough for per-thread workspaces */
+    return ram_state_create_threads(c->m, 2 * N, 3, &c->made_st);
+}
 static ram_status run_policy_create(void *p) {
     ctx *c = p;
     return ram_policy_create(&c->pp, c->m, &c->made_pol);
@@ -332,6 +336,7 @@ START_TEST(test_oom_create) {
         {"glimpse_create", run_glimpse_create, release_made, made_nothing, &c},
         {"model_create (LSTM, additive)", run_model_create, release_made, made_nothing, &c},
         {"state_create", run_state_create, release_made, made_nothing, &c},
+        {"state_create_threads (3)", run_state_create_threads, release_made, made_nothing, &c},
         {"policy_create", run_policy_create, release_made, made_nothing, &c},
         {"trainer_create (1 thread)", run_trainer_create, release_made, made_nothing, &c},
     };

@@ -7,6 +7,9 @@
  *    training different models at once end exactly as when run one by one;
  *    loading the same file from many threads gives identical models; errors
  *    are per thread.
+ *  - A state with its own threads (ram_state_create_threads) gives the
+ *    1-thread state's bits for batches up to 8, for any thread count, also
+ *    when its workers went to sleep between calls.
  *  - Determinism: the same seed and thread count give byte-identical model
  *    and checkpoint files after N steps. */
 #define _POSIX_C_SOURCE 200809L
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 
@@ -354,6 +358,97 @@ START_TEST(test_deterministic_files) {
 }
 END_TEST
 
+/* ---- one state, several threads per call ---- */
+
+static void threaded_state_case(ram_core_type core, ram_glimpse_form form, int hidden) {
+    ram_model_params p;
+    params(&p, 11);
+    p.core = core;
+    p.form = form;
+    p.glimpse_hidden = 24;
+    p.loc_hidden = 40;
+    p.glimpse_out = 64;
+    p.core_hidden = hidden;
+    ram_model *m = NULL;
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
+    ram_state *one = NULL;
+    ck_assert_int_eq(ram_state_create_threads(m, N, 1, &one), RAM_OK);
+    static result want, got;
+    for (int threads = 2; threads <= 4; threads++) {
+        ram_state *st = NULL;
+        ck_assert_int_eq(ram_state_create_threads(m, N, threads, &st), RAM_OK);
+        const int batches[] = {1, 5, 8, N};
+        for (int b = 0; b < 4; b++) {
+            const int n = batches[b];
+            for (int rep = 0; rep < 3; rep++) {
+                /* The last repetition comes after the workers went to sleep. */
+                if (rep == 2) nanosleep(&(struct timespec){0, 2000000}, NULL);
+                const int off = rep * 3 % (N - n + 1);
+                ck_assert_int_eq(ram_model_classify(m, one, images + off * IMG, n, want.labels,
+                                                    want.probs, want.locs),
+                                 RAM_OK);
+                ck_assert_int_eq(ram_model_classify(m, st, images + off * IMG, n, got.labels,
+                                                    got.probs, got.locs),
+                                 RAM_OK);
+                ck_assert_mem_eq(got.labels, want.labels, sizeof(int) * n);
+                if (n <= 8) {
+                    ck_assert_mem_eq(got.probs, want.probs, sizeof(float) * n * K);
+                    ck_assert_mem_eq(got.locs, want.locs, sizeof(float) * n * T * 2);
+                } else { /* sgemm on column blocks: the last bit may differ */
+                    for (int i = 0; i < n * K; i++)
+                        ck_assert_float_eq_tol(got.probs[i], want.probs[i], 1e-5f);
+                    for (int i = 0; i < n * T * 2; i++)
+                        ck_assert_float_eq_tol(got.locs[i], want.locs[i], 1e-5f);
+                }
+            }
+        }
+        /* Sampled locations: the same noise from the same policy seed. */
+        ram_policy_params pp;
+        ram_policy_params_init(&pp);
+        pp.seed = 5;
+        ram_policy *pa = NULL, *pb = NULL;
+        ck_assert_int_eq(ram_policy_create(&pp, m, &pa), RAM_OK);
+        ck_assert_int_eq(ram_policy_create(&pp, m, &pb), RAM_OK);
+        ck_assert_int_eq(ram_model_classify_ex(m, one, images, 4, RAM_LOCS_SAMPLED, pa, want.labels,
+                                               want.probs, want.locs),
+                         RAM_OK);
+        ck_assert_int_eq(ram_model_classify_ex(m, st, images, 4, RAM_LOCS_SAMPLED, pb, got.labels,
+                                               got.probs, got.locs),
+                         RAM_OK);
+        ck_assert_mem_eq(got.probs, want.probs, sizeof(float) * 4 * K);
+        ck_assert_mem_eq(got.locs, want.locs, sizeof(float) * 4 * T * 2);
+        ram_policy_free(pa);
+        ram_policy_free(pb);
+        ram_state_free(st);
+    }
+    ram_state_free(one);
+    ram_model_free(m);
+}
+
+START_TEST(test_threaded_state) {
+    threaded_state_case(RAM_CORE_LSTM, RAM_GLIMPSE_ADDITIVE, 32);
+    threaded_state_case(RAM_CORE_RNN, RAM_GLIMPSE_CONCAT, 48);
+    threaded_state_case(RAM_CORE_LSTM, RAM_GLIMPSE_CONCAT, 20); /* rows not in lines of 16 */
+}
+END_TEST
+
+START_TEST(test_threaded_state_bad_args) {
+    ram_model *m = model(3);
+    ram_state *st = (ram_state *)1;
+    ck_assert_int_eq(ram_state_create_threads(m, 4, 0, &st), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_eq(st, (ram_state *)1);
+    ck_assert_int_eq(ram_state_create_threads(m, 4, RAM_STATE_MAX_THREADS + 1, &st),
+                     RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_state_create_threads(NULL, 4, 2, &st), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_state_create_threads(m, 0, 2, &st), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_state_create_threads(m, 4, 2, NULL), RAM_ERR_INVALID_ARGUMENT);
+    /* Created and freed at once, never used: the workers must still quit. */
+    ck_assert_int_eq(ram_state_create_threads(m, 4, RAM_STATE_MAX_THREADS, &st), RAM_OK);
+    ram_state_free(st);
+    ram_model_free(m);
+}
+END_TEST
+
 static Suite *threads_suite(void) {
     Suite *s = suite_create("threads");
     TCase *tc = tcase_create("concurrency");
@@ -361,6 +456,8 @@ static Suite *threads_suite(void) {
     tcase_add_test(tc, test_shared_model_classify);
     tcase_add_test(tc, test_independent_trainers);
     tcase_add_test(tc, test_concurrent_loads);
+    tcase_add_test(tc, test_threaded_state);
+    tcase_add_test(tc, test_threaded_state_bad_args);
     suite_add_tcase(s, tc);
     TCase *det = tcase_create("determinism");
     tcase_set_timeout(det, 600);

@@ -258,6 +258,21 @@ def test_param_count(small):
         assert default.param_count > 200000  # the paper's model: ~209k
 
 
+def test_threads_same_results(small, buffers):
+    x = images(13, SMALL_PIXELS)
+    one = [flat_result(small.classify(x[:n * SMALL_PIXELS], n)) for n in (1, 5, 13)]
+    small.threads = 3
+    assert small.threads == 3
+    many = [flat_result(small.classify(x[:n * SMALL_PIXELS], n)) for n in (1, 5, 13)]
+    for a, b in zip(one[:2], many[:2]):  # up to 8 images: the same bits
+        assert a == b
+    assert one[2][0] == many[2][0]  # more: each thread a slice, last bits may differ
+    assert many[2][1] == pytest.approx(one[2][1], abs=1e-5)
+    with pytest.raises(libram.InvalidArgumentError):
+        small.threads = 0
+    assert small.threads == 3
+
+
 def test_save_load_classify_equal(small, tmp_path, buffers):
     n, k, steps = 7, SMALL["classes"], SMALL["glimpses"]
     x = images(n, SMALL_PIXELS)
