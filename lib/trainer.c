@@ -41,6 +41,7 @@ typedef struct worker {
     float *gbw;         /* baseline gradient */
     float *b, *R, *dmu; /* T x n baseline, returns; T x n x 2 location gradient */
     int *pred;
+    long bad; /* first image of the slice whose glimpse read a NaN/Inf pixel, or -1 */
     double nll, sse, surrogate, correct, reward, baseline; /* sums over the slice */
     long errors;
     int i0, i1; /* the slice [i0, i1) of the current batch */
@@ -75,12 +76,26 @@ struct ram_trainer {
 
 /* ---- one slice ---- */
 
+/* Images are not scanned up front, which would make a step's cost grow with
+ * the image: the glimpses are, after the forward pass (a NaN or Inf pixel
+ * poisons its pooled cell; ReLU would turn NaN into 0 further on). */
+static bool glimpsed_nonfinite(const ram_model *m, worker *wk, int n) {
+    const size_t D = (size_t)m->rho_size, count = (size_t)m->p.glimpses * n * D;
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(wk->ws.rho[i])) {
+            wk->bad = wk->i0 + (long)(i / D % n);
+            return true;
+        }
+    return false;
+}
+
 static void run_slice(ram_trainer *t, worker *wk) {
     const ram_model *m = t->m;
     const ram_policy *pol = t->pol;
     const int n = wk->i1 - wk->i0, T = m->p.glimpses, K = m->p.classes;
     wk->nll = wk->sse = wk->surrogate = wk->correct = wk->reward = wk->baseline = 0;
     wk->errors = 0;
+    wk->bad = -1;
     if (n <= 0) { /* more workers than images: contribute nothing */
         if (t->training) {
             memset(wk->ws.grad, 0, sizeof(float) * m->n_params);
@@ -95,6 +110,7 @@ static void run_slice(ram_trainer *t, worker *wk) {
 
     if (!t->training) {
         ram_model_forward(m, ws, images, n, RAM_LOC_MEAN, NULL, 0);
+        if (glimpsed_nonfinite(m, wk, n)) return;
         for (int i = 0; i < n; i++)
             wk->errors += ram_argmax(ws->probs + (size_t)i * K, K) != labels[i];
         return;
@@ -108,6 +124,7 @@ static void run_slice(ram_trainer *t, worker *wk) {
                     t->eps[(((size_t)wk->i0 + i) * T + s) * 2 + d];
     const float std = pol->p.std, alpha = pol->p.reward_scale, N = (float)t->n;
     ram_model_forward(m, ws, images, n, RAM_LOC_SAMPLE, ws->aux, std);
+    if (glimpsed_nonfinite(m, wk, n)) return;
 
     for (int i = 0; i < n; i++) {
         const float *pr = ws->probs + (size_t)i * K;
@@ -323,11 +340,18 @@ static ram_status check_batch(const ram_trainer *t, const float *images, const i
         if (labels[i] < 0 || labels[i] >= K)
             return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: label[%d] = %d not in [0, %d)", what, i,
                             labels[i], K);
-    const size_t count = (size_t)n * t->m->p.channels * t->m->p.height * t->m->p.width;
-    for (size_t i = 0; i < count; i++)
-        if (!isfinite(images[i]))
-            return ram_fail(RAM_ERR_NUMERIC, "%s: a pixel of image %zu is not finite", what,
-                            i / (count / n));
+    return RAM_OK;
+}
+
+/* After run_all(): the first image (offset i0 in the caller's array) whose
+ * glimpses read a NaN/Inf pixel, as an error, or RAM_OK. */
+static ram_status check_glimpses(const ram_trainer *t, long i0, const char *what) {
+    for (int k = 0; k < t->nw; k++)
+        if (t->w[k].bad >= 0)
+            return ram_fail(RAM_ERR_NUMERIC,
+                            "%s: a glimpse of image %ld reads a NaN or Inf pixel; weights "
+                            "unchanged",
+                            what, i0 + t->w[k].bad);
     return RAM_OK;
 }
 
@@ -378,6 +402,10 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     t->n = n;
     t->training = true;
     run_all(t, n);
+    if ((s = check_glimpses(t, 0, "train_batch"))) {
+        t->pol->rng = rng_before;
+        return s;
+    }
 
     /* Sum the slices in a fixed order: deterministic for a thread count. */
     const size_t np = t->m->n_params, nb = t->pol->n_bw;
@@ -446,6 +474,7 @@ ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *
         t->n = b;
         t->training = false;
         run_all(t, b);
+        if ((s = check_glimpses(t, i0, "evaluate"))) return s;
         for (int k = 0; k < t->nw; k++)
             errors += t->w[k].errors;
     }

@@ -458,14 +458,17 @@ RAM_API void ram_trainer_free(ram_trainer *t);
  * One optimisation step on n images (n <= max_batch) with integer labels in
  * [0, classes): sample locations, forward, loss = NLL + baseline MSE +
  * REINFORCE, backward through time, clip, update.  `stats` may be NULL.
- * Errors: INVALID_ARGUMENT (shape, label out of range), NUMERIC (NaN/Inf in
- * the images, or a non-finite loss or gradient: the weights are then left
- * unchanged).
+ * Errors: INVALID_ARGUMENT (shape, label out of range), NUMERIC (a NaN/Inf
+ * pixel where a glimpse looked, or a non-finite loss or gradient: the
+ * weights are then left unchanged).  As in ram_model_classify(), pixels no
+ * glimpse reads are never touched, so a step's cost does not grow with the
+ * image.
  */
 RAM_API ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels,
                                            int n, ram_train_stats *stats);
 /** Error rate (fraction wrong) of the model on n images with mean locations,
- *  processed max_batch at a time with the trainer's threads. */
+ *  processed max_batch at a time with the trainer's threads.  Errors as
+ *  train_batch() (NUMERIC for a NaN/Inf pixel a glimpse read). */
 RAM_API ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels,
                                         int n, double *error);
 /** Number of train_batch() steps taken so far. */
