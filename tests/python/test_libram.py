@@ -608,9 +608,11 @@ def test_bad_labels_and_lengths(make_trainer, buffers):
     with pytest.raises(libram.InvalidArgumentError):
         trainer.train_batch(x, [0, 1, 2, 2 ** 40])
     nan = list(x)
-    nan[5] = math.nan
-    with pytest.raises(libram.NumericError):
+    pixels = len(x) // len(y)
+    nan[:pixels] = [math.nan] * pixels  # all of image 0: whatever a glimpse reads
+    with pytest.raises(libram.NumericError) as info:
         trainer.train_batch(nan, y)
+    assert "image 0 " in info.value.message
     assert trainer.steps == 0  # no failed call took a step
     assert flat(trainer.shuffle(0)) == []
     assert sorted(flat(trainer.shuffle(7))) == list(range(7))
