@@ -56,7 +56,11 @@ struct ram_trainer {
     ram_trainer_params p;
     int nw;
     worker *w;
-    float *eps;     /* max_batch x T x 2, sample-major: independent of the split */
+    float *eps; /* max_batch x T x 2, sample-major: independent of the split */
+    /* the gradient hook and its flat buffer [model gradient; baseline gradient] */
+    ram_gradient_fn hook;
+    void *hook_user;
+    float *flat;
     float *m1, *m2; /* optimizer state over [model weights, baseline weights] */
     long step;
     ram_rng rng; /* shuffling */
@@ -240,6 +244,7 @@ void ram_trainer_free(ram_trainer *t) {
         }
     free(t->w);
     free(t->eps);
+    free(t->flat);
     free(t->m1);
     free(t->m2);
     free(t);
@@ -426,6 +431,21 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
         reward += wk->reward;
         base += wk->baseline;
     }
+    if (t->hook) {
+        /* One flat buffer, so that an allreduce is one call. */
+        memcpy(t->flat, g, sizeof(float) * np);
+        if (nb) memcpy(t->flat + np, gb, sizeof(float) * nb);
+        ram_status hs = t->hook(t->flat, np + nb, t->hook_user);
+        if (hs != RAM_OK) {
+            t->pol->rng = rng_before;
+            return ram_fail(hs,
+                            "train_batch: the gradient hook failed (status %d) at step %ld; "
+                            "weights unchanged",
+                            (int)hs, t->step);
+        }
+        memcpy(g, t->flat, sizeof(float) * np);
+        if (nb) memcpy(gb, t->flat + np, sizeof(float) * nb);
+    }
     double sq = 0;
     for (size_t i = 0; i < np; i++)
         sq += (double)g[i] * g[i];
@@ -479,6 +499,21 @@ ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *
             errors += t->w[k].errors;
     }
     *error = (double)errors / n;
+    return RAM_OK;
+}
+
+size_t ram_trainer_gradient_size(const ram_trainer *t) {
+    return t ? t->m->n_params + t->pol->n_bw : 0;
+}
+
+ram_status ram_trainer_set_gradient_hook(ram_trainer *t, ram_gradient_fn fn, void *user) {
+    if (!t) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "set_gradient_hook: trainer is NULL");
+    if (fn && !t->flat) {
+        t->flat = malloc(sizeof(float) * ram_trainer_gradient_size(t));
+        if (!t->flat) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "set_gradient_hook: out of memory");
+    }
+    t->hook = fn;
+    t->hook_user = user;
     return RAM_OK;
 }
 

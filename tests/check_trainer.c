@@ -1,10 +1,13 @@
 /* The trainer: a resumed checkpoint continues exactly as the uninterrupted
  * run, thread counts change only the summation order, failed steps change
  * nothing, evaluation agrees with classification, and the whole model
- * learns where to look on a task that cannot be solved from the centre. */
+ * learns where to look on a task that cannot be solved from the centre;
+ * gradients averaged in the hook equal the whole batch's. */
+#define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
 #include <check.h>
+#include <pthread.h>
 #include "check_main.h"
 #include <math.h>
 #include <stdio.h>
@@ -382,6 +385,172 @@ START_TEST(test_failed_step_changes_nothing) {
 }
 END_TEST
 
+/* ---- the gradient hook (the reduction point of data-parallel training) ---- */
+
+typedef struct hook_count {
+    int calls;
+    size_t count;
+} hook_count;
+
+static ram_status counting_hook(float *grad, size_t count, void *user) {
+    hook_count *h = user;
+    h->calls++;
+    h->count = count;
+    (void)grad;
+    return RAM_OK;
+}
+
+static ram_status failing_hook(float *grad, size_t count, void *user) {
+    (void)grad, (void)count, (void)user;
+    return RAM_ERR_IO;
+}
+
+/* Two "ranks" in two threads, each with its own trainer and half of every
+ * batch, average their gradients in the hook as MPI_Allreduce(SUM) / 2
+ * would: the same sum, in the same order, on both. */
+enum { RANKS = 2 };
+typedef struct fake_world {
+    pthread_barrier_t bar;
+    float *slot[RANKS];
+} fake_world;
+typedef struct fake_rank {
+    fake_world *world;
+    int rank, steps;
+    setup s;
+    float *batches; /* steps x BATCH images */
+    int *labels;
+} fake_rank;
+
+static ram_status allreduce_mean(float *grad, size_t count, void *user) {
+    fake_rank *r = user;
+    fake_world *w = r->world;
+    memcpy(w->slot[r->rank], grad, sizeof(float) * count);
+    pthread_barrier_wait(&w->bar);
+    for (size_t i = 0; i < count; i++) {
+        float sum = 0;
+        for (int k = 0; k < RANKS; k++)
+            sum += w->slot[k][i];
+        grad[i] = sum / RANKS;
+    }
+    pthread_barrier_wait(&w->bar); /* nobody overwrites a slot still being read */
+    return RAM_OK;
+}
+
+static void *fake_rank_main(void *arg) {
+    fake_rank *r = arg;
+    const int b = BATCH / RANKS;
+    for (int k = 0; k < r->steps; k++)
+        if (ram_trainer_train_batch(r->s.t, r->batches + ((size_t)k * BATCH + r->rank * b) * IMG,
+                                    r->labels + k * BATCH + r->rank * b, b, NULL) != RAM_OK)
+            return (void *)1;
+    return NULL;
+}
+
+START_TEST(test_gradient_hook) {
+    make_data();
+    /* An identity hook changes nothing, is called once per step, sees it all. */
+    setup a, b;
+    make_setup(&a, 2, RAM_OPT_ADAM, RAM_CORE_LSTM);
+    make_setup(&b, 2, RAM_OPT_ADAM, RAM_CORE_LSTM);
+    hook_count hc = {0, 0};
+    ck_assert_int_eq(ram_trainer_set_gradient_hook(a.t, counting_hook, &hc), RAM_OK);
+    train_steps(&a, 3);
+    train_steps(&b, 3);
+    ck_assert_int_eq(hc.calls, 3);
+    ck_assert_uint_eq(hc.count, ram_trainer_gradient_size(a.t));
+    ck_assert_uint_eq(hc.count, a.m->n_params + a.pol->n_bw);
+    ck_assert_mem_eq(a.m->w, b.m->w, sizeof(float) * a.m->n_params);
+    /* A failing hook fails the step and changes nothing. */
+    ck_assert_int_eq(ram_trainer_set_gradient_hook(a.t, failing_hook, NULL), RAM_OK);
+    int y[BATCH];
+    memcpy(y, labels, sizeof y);
+    ck_assert_int_eq(ram_trainer_train_batch(a.t, data, y, BATCH, NULL), RAM_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "gradient hook"));
+    ck_assert_int_eq(ram_trainer_set_gradient_hook(a.t, NULL, NULL), RAM_OK);
+    train_steps(&a, 2);
+    train_steps(&b, 2);
+    ck_assert_mem_eq(a.m->w, b.m->w, sizeof(float) * a.m->n_params);
+    ck_assert_int_eq(ram_trainer_set_gradient_hook(NULL, NULL, NULL), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_uint_eq(ram_trainer_gradient_size(NULL), 0);
+    free_setup(&a);
+    free_setup(&b);
+
+    /* Averaging: RANKS trainers with BATCH / RANKS images each end where one
+     * trainer with the whole BATCH ends.  Location noise comes from each
+     * rank's own stream, so it is taken out (smallest std, no REINFORCE
+     * term); SGD keeps rounding differences from being amplified. */
+    enum { STEPS = 5 };
+    static float batches[STEPS * BATCH * IMG];
+    static int ys[STEPS * BATCH];
+    for (int k = 0; k < STEPS * BATCH; k++) {
+        memcpy(batches + (size_t)k * IMG, data + (size_t)(k * 7 % NDATA) * IMG,
+               sizeof(float) * IMG);
+        ys[k] = labels[k * 7 % NDATA];
+    }
+    fake_world world;
+    pthread_barrier_init(&world.bar, NULL, RANKS);
+    fake_rank ranks[RANKS];
+    setup ref;
+    setup *all[RANKS + 1] = {&ranks[0].s, &ranks[1].s, &ref};
+    for (int k = 0; k <= RANKS; k++) {
+        make_setup(all[k], 1, RAM_OPT_SGD, RAM_CORE_LSTM);
+        ram_policy_free(all[k]->pol);
+        ram_trainer_free(all[k]->t);
+        ram_policy_params pp;
+        ram_policy_params_init(&pp);
+        pp.std = 1e-4f;
+        pp.reward_scale = 0.0f;
+        pp.seed = 100 + k; /* a stream per rank */
+        ck_assert_int_eq(ram_policy_create(&pp, all[k]->m, &all[k]->pol), RAM_OK);
+        ram_trainer_params tp;
+        ram_trainer_params_init(&tp);
+        tp.optimizer = RAM_OPT_SGD;
+        tp.lr = 0.05f;
+        tp.max_batch = BATCH;
+        ck_assert_int_eq(ram_trainer_create(all[k]->m, all[k]->pol, &tp, &all[k]->t), RAM_OK);
+    }
+    pthread_t th[RANKS];
+    for (int k = 0; k < RANKS; k++) {
+        world.slot[k] = malloc(sizeof(float) * ram_trainer_gradient_size(ref.t));
+        ranks[k] = (fake_rank){&world, k, STEPS, ranks[k].s, batches, ys};
+        ck_assert_int_eq(ram_trainer_set_gradient_hook(ranks[k].s.t, allreduce_mean, &ranks[k]),
+                         RAM_OK);
+        ck_assert_int_eq(pthread_create(&th[k], NULL, fake_rank_main, &ranks[k]), 0);
+    }
+    for (int k = 0; k < STEPS; k++)
+        ck_assert_int_eq(ram_trainer_train_batch(ref.t, batches + (size_t)k * BATCH * IMG,
+                                                 ys + k * BATCH, BATCH, NULL),
+                         RAM_OK);
+    for (int k = 0; k < RANKS; k++) {
+        void *ret;
+        pthread_join(th[k], &ret);
+        ck_assert_ptr_null(ret);
+    }
+    const size_t np = ref.m->n_params;
+    /* The ranks hold the very same model... */
+    ck_assert_mem_eq(ranks[0].s.m->w, ranks[1].s.m->w, sizeof(float) * np);
+    /* ...which is the whole-batch model up to float rounding, and has moved. */
+    double maxdiff = 0, moved = 0;
+    ram_model *fresh;
+    ram_model_params mp;
+    mp.struct_size = sizeof mp;
+    ram_model_get_params(ref.m, &mp);
+    ck_assert_int_eq(ram_model_create(&mp, &fresh), RAM_OK);
+    for (size_t i = 0; i < np; i++) {
+        maxdiff = fmax(maxdiff, fabs(ranks[0].s.m->w[i] - ref.m->w[i]));
+        moved = fmax(moved, fabs(ref.m->w[i] - fresh->w[i]));
+    }
+    ram_model_free(fresh);
+    ck_assert_double_lt(maxdiff, 1e-5);
+    ck_assert_double_gt(moved, 1e-3);
+    for (int k = 0; k <= RANKS; k++)
+        free_setup(all[k]);
+    for (int k = 0; k < RANKS; k++)
+        free(world.slot[k]);
+    pthread_barrier_destroy(&world.bar);
+}
+END_TEST
+
 START_TEST(test_evaluate_matches_classify) {
     make_data();
     setup s;
@@ -552,6 +721,7 @@ static Suite *trainer_suite(void) {
     tcase_add_test(th, test_steps_allocate_nothing);
     tcase_add_test(th, test_failed_step_changes_nothing);
     tcase_add_test(th, test_evaluate_matches_classify);
+    tcase_add_test(th, test_gradient_hook);
     tcase_add_test(th, test_stats_and_schedule);
     suite_add_tcase(s, th);
     TCase *learn = tcase_create("learning");

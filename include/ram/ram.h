@@ -471,6 +471,37 @@ RAM_API ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, 
  *  train_batch() (NUMERIC for a NaN/Inf pixel a glimpse read). */
 RAM_API ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels,
                                         int n, double *error);
+/**
+ * A gradient hook: the reduction point for data-parallel training.
+ *
+ * grad: count floats, the gradient of the current step: the model's
+ * parameters (in the order of the model file) followed by the baseline's
+ * weights; count = ram_trainer_gradient_size().  Each entry is a mean over
+ * the images of this train_batch() call, so averaging the buffers of R
+ * processes that each trained on their own images gives the mean over all
+ * of them, as one process with the R batches together would compute.
+ * Return RAM_OK, or any other status to make train_batch() fail with it.
+ */
+typedef ram_status (*ram_gradient_fn)(float *grad, size_t count, void *user);
+
+/**
+ * Install a gradient hook (fn = NULL removes it).  Timing: every
+ * train_batch() calls fn exactly once, on the thread that called
+ * train_batch(), after the batch's gradient has been summed over the
+ * trainer's threads and before it is checked for NaN/Inf, clipped and
+ * applied by the optimizer.  Ownership: grad belongs to the trainer and is
+ * valid only during the call; fn may read it and overwrite it in place
+ * (MPI_Allreduce with MPI_IN_PLACE, then a division by the number of ranks:
+ * see examples/ram-train.c built as ram-train-mpi).  fn must not call this
+ * trainer.  When fn fails, train_batch() returns its status with the
+ * weights, optimizer state and policy RNG unchanged.  libram itself never
+ * links MPI.  Allocates the flat buffer once, here (train_batch() still
+ * allocates nothing).  Errors: INVALID_ARGUMENT, OUT_OF_MEMORY.
+ */
+RAM_API ram_status ram_trainer_set_gradient_hook(ram_trainer *t, ram_gradient_fn fn, void *user);
+/** Length of the gradient a hook sees: model parameters + baseline weights. */
+RAM_API size_t ram_trainer_gradient_size(const ram_trainer *t);
+
 /** Number of train_batch() steps taken so far. */
 RAM_API long ram_trainer_steps(const ram_trainer *t);
 /** A random permutation of 0..n-1 from the trainer's own RNG (saved in
