@@ -3,7 +3,20 @@
  * Keeps the model with the best validation error in --out, writes a
  * checkpoint after every epoch (--resume continues from it exactly), prints a
  * live progress line and one line per epoch, and can log epochs as CSV for
- * plotting.  Uses only the public header. */
+ * plotting.  Uses only the public header.
+ *
+ * Built with RAM_TRAIN_MPI defined (and MPI), this file is ram-train-mpi:
+ * data-parallel training on `mpirun -np N`.  Every rank trains on its own
+ * --batch images of each global batch of N x --batch (the epoch's shuffled
+ * order is the same on all ranks; the remainder that does not fill a global
+ * batch is left out); the gradients are averaged with one MPI_Allreduce of
+ * one flat buffer per step, through the trainer's gradient hook, so that the
+ * step equals a single process's step on the N x --batch images up to float
+ * rounding.  Rank 0 writes an initial checkpoint (or reads --resume) and
+ * broadcasts its bytes, so all ranks start from the same parameters and
+ * optimizer state, and --resume works with any number of ranks.  Each rank
+ * samples locations from its own RNG stream.  Rank 0 evaluates, prints and
+ * writes the model and checkpoints.  A failing rank aborts the job. */
 #define _POSIX_C_SOURCE 200809L
 #include "tool_blas.h"
 #include "datasets.h"
@@ -17,6 +30,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef RAM_TRAIN_MPI
+#include <mpi.h>
+#define TOOL "ram-train-mpi"
+#else
+#define TOOL "ram-train"
+#endif
 
 typedef struct options {
     const char *data, *out, *checkpoint, *resume, *log;
@@ -45,7 +64,7 @@ static double now(void) {
 static void usage(FILE *f) {
     fprintf(
         f,
-        "usage: ram-train [options]\n"
+        "usage: " TOOL " [options]\n"
         "data and run:\n"
         "  --data DIR            directory with the four MNIST IDX files (data/mnist)\n"
         "  --dataset NAME        mnist, translated60, cluttered60 or cluttered100 (mnist);\n"
@@ -98,7 +117,7 @@ static int parse(int argc, char **argv, options *o) {
 #define NEED()                                                                                     \
     do {                                                                                           \
         if (!v) {                                                                                  \
-            fprintf(stderr, "ram-train: %s needs a value\n", a);                                   \
+            fprintf(stderr, TOOL ": %s needs a value\n", a);                                       \
             return -1;                                                                             \
         }                                                                                          \
         i++;                                                                                       \
@@ -109,7 +128,7 @@ static int parse(int argc, char **argv, options *o) {
         char *e;                                                                                   \
         long x = strtol(v, &e, 10);                                                                \
         if (*e || e == v || x < 0 || x > 1000000000) {                                             \
-            fprintf(stderr, "ram-train: %s: '%s' is not a valid count\n", a, v);                   \
+            fprintf(stderr, TOOL ": %s: '%s' is not a valid count\n", a, v);                       \
             return -1;                                                                             \
         }                                                                                          \
         dst = (int)x;                                                                              \
@@ -120,7 +139,7 @@ static int parse(int argc, char **argv, options *o) {
         char *e;                                                                                   \
         double x = strtod(v, &e);                                                                  \
         if (*e || e == v || !isfinite(x)) {                                                        \
-            fprintf(stderr, "ram-train: %s: '%s' is not a number\n", a, v);                        \
+            fprintf(stderr, TOOL ": %s: '%s' is not a number\n", a, v);                            \
             return -1;                                                                             \
         }                                                                                          \
         dst = x;                                                                                   \
@@ -133,7 +152,7 @@ static int parse(int argc, char **argv, options *o) {
         else if (!strcmp(v, s2))                                                                   \
             dst = v2;                                                                              \
         else {                                                                                     \
-            fprintf(stderr, "ram-train: %s must be %s or %s\n", a, s1, s2);                        \
+            fprintf(stderr, TOOL ": %s must be %s or %s\n", a, s1, s2);                            \
             return -1;                                                                             \
         }                                                                                          \
     } while (0)
@@ -142,7 +161,7 @@ static int parse(int argc, char **argv, options *o) {
             usage(stdout);
             exit(0);
         } else if (FLAG("--version")) {
-            printf("ram-train (libram) %s\n", ram_version_string());
+            printf(TOOL " (libram) %s\n", ram_version_string());
             exit(0);
         } else if (FLAG("--data")) {
             NEED();
@@ -150,7 +169,7 @@ static int parse(int argc, char **argv, options *o) {
         } else if (FLAG("--dataset")) {
             NEED();
             if (dataset_parse(v, &o->dataset)) {
-                fprintf(stderr, "ram-train: unknown dataset '%s'\n", v);
+                fprintf(stderr, TOOL ": unknown dataset '%s'\n", v);
                 return -1;
             }
         } else if (FLAG("--out")) {
@@ -225,7 +244,7 @@ static int parse(int argc, char **argv, options *o) {
             else if (!strcmp(v, "none"))
                 o->pp.baseline = RAM_BASELINE_NONE;
             else {
-                fprintf(stderr, "ram-train: --baseline must be linear, scalar or none\n");
+                fprintf(stderr, TOOL ": --baseline must be linear, scalar or none\n");
                 return -1;
             }
         } else if (FLAG("--reward-scale")) {
@@ -262,12 +281,12 @@ static int parse(int argc, char **argv, options *o) {
             REAL(r);
             o->tp.clip_norm = (float)r;
         } else {
-            fprintf(stderr, "ram-train: unknown option '%s' (see --help)\n", a);
+            fprintf(stderr, TOOL ": unknown option '%s' (see --help)\n", a);
             return -1;
         }
     }
     if (o->epochs < 1 || o->batch < 1 || o->threads < 1) {
-        fprintf(stderr, "ram-train: --epochs, --batch and --threads must be >= 1\n");
+        fprintf(stderr, TOOL ": --epochs, --batch and --threads must be >= 1\n");
         return -1;
     }
     o->tp.lr_final = lr_final >= 0 ? lr_final : o->tp.lr;
@@ -282,7 +301,7 @@ static int parse(int argc, char **argv, options *o) {
     do {                                                                                           \
         ram_status s_ = (call);                                                                    \
         if (s_ != RAM_OK) {                                                                        \
-            fprintf(stderr, "ram-train: %s: %s\n", ram_status_string(s_), ram_last_error());       \
+            fprintf(stderr, TOOL ": %s: %s\n", ram_status_string(s_), ram_last_error());           \
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)
@@ -306,15 +325,102 @@ static void fmt_time(double s, char *buf, size_t len) {
         snprintf(buf, len, "%dm%02ds", m, sec);
 }
 
+#ifdef RAM_TRAIN_MPI
+static int mpi_rank = 0, mpi_size = 1;
+
+/* The gradient hook: the mean of all ranks' gradients, in place. */
+static ram_status allreduce_mean(float *grad, size_t count, void *user) {
+    (void)user;
+    if (MPI_Allreduce(MPI_IN_PLACE, grad, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) !=
+        MPI_SUCCESS)
+        return RAM_ERR_IO;
+    const float inv = 1.0f / (float)mpi_size;
+    for (size_t i = 0; i < count; i++)
+        grad[i] *= inv;
+    return RAM_OK;
+}
+
+static unsigned char *read_file(const char *path, long *len) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *d = NULL;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (*len = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (d = malloc((size_t)*len)) && fread(d, 1, (size_t)*len, f) != (size_t)*len) {
+        free(d);
+        d = NULL;
+    }
+    if (f) fclose(f);
+    return d;
+}
+
+/* Rank 0's checkpoint (--resume, or one it writes now) to every rank, which
+ * loads it: the same parameters, optimizer state and step everywhere. */
+static int share_start(ram_trainer *t, ram_policy *pol, const options *o, run_state *st) {
+    long len = 0;
+    unsigned char *bytes = NULL;
+    if (mpi_rank == 0) {
+        const char *path = o->resume ? o->resume : o->checkpoint;
+        ram_status s = RAM_OK;
+        if (!o->resume) s = ram_trainer_save_checkpoint(t, path, st, sizeof *st);
+        if (!s) bytes = read_file(path, &len);
+        if (s || !bytes) {
+            fprintf(stderr, TOOL ": cannot %s %s: %s\n", o->resume ? "read" : "write", path,
+                    s ? ram_last_error() : strerror(errno));
+            len = -1;
+        }
+    }
+    MPI_Bcast(&len, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (len < 0) return -1;
+    if (mpi_rank != 0 && !(bytes = malloc((size_t)len))) {
+        fprintf(stderr, TOOL ": rank %d: out of memory\n", mpi_rank);
+        return -1;
+    }
+    MPI_Bcast(bytes, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD);
+    size_t ulen = 0;
+    ram_status s = ram_trainer_load_checkpoint_memory(t, bytes, (size_t)len, st, sizeof *st, &ulen);
+    free(bytes);
+    if (s || ulen != sizeof *st) {
+        fprintf(stderr, TOOL ": rank %d: %s\n", mpi_rank,
+                s ? ram_last_error() : "the checkpoint was not written by ram-train");
+        return -1;
+    }
+    /* Rank 0 keeps the checkpoint's sampling stream; the others draw their
+     * own, fresh for every (re)start. */
+    if (mpi_rank != 0) ram_policy_seed(pol, o->pp.seed + (uint64_t)st->epoch * 1000003u);
+    return 0;
+}
+#endif
+
 int main(int argc, char **argv) {
+#ifdef RAM_TRAIN_MPI
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+#endif
     options o;
-    if (parse(argc, argv, &o)) return 2;
+    if (parse(argc, argv, &o)) {
+#ifdef RAM_TRAIN_MPI
+        MPI_Finalize();
+#endif
+        return 2;
+    }
+#ifdef RAM_TRAIN_MPI
+    if (o.time_budget > 0) {
+        if (mpi_rank == 0) fprintf(stderr, TOOL ": --time-budget is not supported with MPI\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if (mpi_rank != 0) { /* rank 0 speaks and writes for all */
+        o.quiet = 1;
+        o.log = NULL;
+    }
+    o.pp.seed += (uint64_t)mpi_rank * 0x632be59bd9b4e019ULL;
+#endif
     char ckpt_default[4096];
     if (!o.checkpoint) {
         snprintf(ckpt_default, sizeof ckpt_default, "%s.ckpt", o.out);
         o.checkpoint = ckpt_default;
     }
-    tool_blas_init("ram-train", argv); /* one BLAS thread, kernels fit for the CPU */
+    tool_blas_init(TOOL, argv); /* one BLAS thread, kernels fit for the CPU */
 
     float *images = NULL;
     int *labels = NULL, *perm = NULL, *batch_labels = NULL, n_all, h, w, rc = 1;
@@ -323,11 +429,10 @@ int main(int argc, char **argv) {
     ram_policy *policy = NULL;
     ram_trainer *trainer = NULL;
     FILE *log = NULL;
-    if (dataset_load("ram-train", o.data, "train", o.dataset, &images, &labels, &n_all, &h, &w))
-        return 1;
+    if (dataset_load(TOOL, o.data, "train", o.dataset, &images, &labels, &n_all, &h, &w)) return 1;
     int n_train = n_all - o.val;
     if (o.val < 1 || n_train < 1) {
-        fprintf(stderr, "ram-train: --val %d leaves no training images (of %d)\n", o.val, n_all);
+        fprintf(stderr, TOOL ": --val %d leaves no training images (of %d)\n", o.val, n_all);
         goto fail;
     }
     if (o.train_limit > 0 && o.train_limit < n_train) n_train = o.train_limit;
@@ -337,7 +442,7 @@ int main(int argc, char **argv) {
     const int *val_labels = labels + (n_all - o.val);
     val_images = malloc(sizeof(float) * o.val * pixels);
     if (!val_images) {
-        fprintf(stderr, "ram-train: out of memory\n");
+        fprintf(stderr, TOOL ": out of memory\n");
         goto fail;
     }
     for (int i = 0; i < o.val; i++)
@@ -349,23 +454,48 @@ int main(int argc, char **argv) {
 
     TRY(ram_model_create(&o.mp, &model));
     TRY(ram_policy_create(&o.pp, model, &policy));
+#ifdef RAM_TRAIN_MPI
+    const long global_batch = (long)o.batch * mpi_size;
+    const long steps_per_epoch = n_train / global_batch; /* whole global batches only */
+    if (steps_per_epoch < 1) {
+        fprintf(stderr, TOOL ": %d training images do not fill one batch of %d x %d ranks\n",
+                n_train, o.batch, mpi_size);
+        goto fail;
+    }
+#else
     const long steps_per_epoch = (n_train + o.batch - 1) / o.batch;
+#endif
     int decay_epochs = o.decay_epochs >= 0 ? o.decay_epochs : o.epochs;
     o.tp.decay_steps = o.tp.lr_final != o.tp.lr ? decay_epochs * steps_per_epoch : 0;
     TRY(ram_trainer_create(model, policy, &o.tp, &trainer));
 
     run_state st = {0, 1.0, 0.0};
+#ifdef RAM_TRAIN_MPI
+    TRY(ram_trainer_set_gradient_hook(trainer, allreduce_mean, NULL));
+    if (share_start(trainer, policy, &o, &st)) goto fail;
+    if (o.resume && mpi_rank == 0)
+        fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n", o.resume,
+                st.epoch, 100 * st.best_val);
+    if (mpi_rank == 0)
+        fprintf(stderr, "%d ranks, batch %d per rank (%ld per step), %ld steps per epoch\n",
+                mpi_size, o.batch, global_batch, steps_per_epoch);
+#else
     if (o.resume) {
         size_t len = 0;
         TRY(ram_trainer_load_checkpoint(trainer, o.resume, &st, sizeof st, &len));
         if (len != sizeof st) {
-            fprintf(stderr, "ram-train: %s was not written by ram-train\n", o.resume);
+            fprintf(stderr, TOOL ": %s was not written by ram-train\n", o.resume);
             goto fail;
         }
         fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n", o.resume,
                 st.epoch, 100 * st.best_val);
     }
-    fprintf(stderr,
+#endif
+#ifdef RAM_TRAIN_MPI
+    if (mpi_rank == 0)
+#endif
+        fprintf(
+            stderr,
             "libram %s: %s %dx%d, %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / "
             "%d validation images, batch %d, %d threads\n",
             ram_version_string(), dataset_name(o.dataset), h, w, ram_model_param_count(model),
@@ -374,7 +504,7 @@ int main(int argc, char **argv) {
     if (o.log) {
         log = fopen(o.log, st.epoch > 0 ? "a" : "w");
         if (!log) {
-            fprintf(stderr, "ram-train: %s: %s\n", o.log, strerror(errno));
+            fprintf(stderr, TOOL ": %s: %s\n", o.log, strerror(errno));
             goto fail;
         }
         if (st.epoch == 0)
@@ -384,7 +514,7 @@ int main(int argc, char **argv) {
     batch_images = malloc(sizeof(float) * o.batch * pixels);
     batch_labels = malloc(sizeof(int) * o.batch);
     if (!perm || !batch_images || !batch_labels) {
-        fprintf(stderr, "ram-train: out of memory\n");
+        fprintf(stderr, TOOL ": out of memory\n");
         goto fail;
     }
     const int tty = isatty(2) && !o.quiet;
@@ -395,9 +525,15 @@ int main(int argc, char **argv) {
         ram_train_stats s = {0};
         TRY(ram_trainer_shuffle(trainer, perm, n_train));
         for (long b = 0; b < steps_per_epoch; b++) {
+#ifdef RAM_TRAIN_MPI
+            const int n = o.batch; /* this rank's slice of global batch b */
+            const int *slice = perm + (b * mpi_size + mpi_rank) * o.batch;
+#else
             int n = (int)(b + 1 < steps_per_epoch ? o.batch : n_train - b * o.batch);
+            const int *slice = perm + b * o.batch;
+#endif
             for (int i = 0; i < n; i++) {
-                int k = perm[b * o.batch + i];
+                int k = slice[i];
                 /* Clutter comes from training digits only (not validation). */
                 make_image(o.dataset, images, pixels, n_all - o.val, k,
                            o.seed * 1000003u + st.epoch, batch_images + (size_t)i * pixels);
@@ -410,14 +546,21 @@ int main(int argc, char **argv) {
             reward += s.reward * n;
             base += s.baseline * n;
             double t = now();
-            if (t - last_print > (tty ? 0.5 : 30.0)) {
+            if (!o.quiet && t - last_print > (tty ? 0.5 : 30.0)) {
+#ifdef RAM_TRAIN_MPI
+                /* rank 0's figures, scaled to the whole job */
+                double rate = seen * mpi_size / (t - t0);
+                const double total = (double)steps_per_epoch * global_batch, done = seen * mpi_size;
+#else
                 double rate = seen / (t - t0);
+                const double total = n_train, done = seen;
+#endif
                 char eta[32];
-                fmt_time((n_train - seen) / rate, eta, sizeof eta);
+                fmt_time((total - done) / rate, eta, sizeof eta);
                 fprintf(stderr,
                         "%sepoch %d/%d %5.1f%%  %6.0f samples/s  ETA %s  nll %.3f  train err "
                         "%.2f%%  reward %.3f  baseline %.3f%s",
-                        tty ? "\r" : "", st.epoch + 1, o.epochs, 100.0 * seen / n_train, rate, eta,
+                        tty ? "\r" : "", st.epoch + 1, o.epochs, 100.0 * done / total, rate, eta,
                         nll / seen, 100.0 * wrong / seen, reward / seen, base / seen,
                         tty ? "   " : "\n");
                 last_print = t;
@@ -427,6 +570,21 @@ int main(int argc, char **argv) {
                 break;
             }
         }
+#ifdef RAM_TRAIN_MPI
+        {
+            double sums[5] = {(double)wrong, (double)seen, nll, reward, base};
+            MPI_Allreduce(MPI_IN_PLACE, sums, 5, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            wrong = (long)sums[0];
+            seen = (long)sums[1];
+            nll = sums[2];
+            reward = sums[3];
+            base = sums[4];
+        }
+        if (mpi_rank != 0) { /* rank 0 evaluates and writes */
+            st.elapsed += now() - t0;
+            continue;
+        }
+#endif
         double val_err;
         TRY(ram_trainer_evaluate(trainer, val_images, val_labels, o.val, &val_err));
         double dt = now() - t0;
@@ -453,7 +611,10 @@ int main(int argc, char **argv) {
         next.epoch++;
         TRY(ram_trainer_save_checkpoint(trainer, o.checkpoint, &next, sizeof next));
     }
-    fprintf(stderr, "best validation error %.2f%%, model in %s\n", 100 * st.best_val, o.out);
+#ifdef RAM_TRAIN_MPI
+    if (mpi_rank == 0)
+#endif
+        fprintf(stderr, "best validation error %.2f%%, model in %s\n", 100 * st.best_val, o.out);
     rc = 0;
 fail:
     if (log) fclose(log);
@@ -466,5 +627,10 @@ fail:
     free(batch_images);
     free(val_images);
     free(batch_labels);
+#ifdef RAM_TRAIN_MPI
+    /* One rank failing must not leave the others waiting in a collective. */
+    if (rc) MPI_Abort(MPI_COMM_WORLD, rc);
+    MPI_Finalize();
+#endif
     return rc;
 }
