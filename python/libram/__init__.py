@@ -769,6 +769,8 @@ class Trainer(_Closeable):
         self._policy = policy
         self._own_policy = own_policy
         self._lock = threading.Lock()
+        self._hook = None  # the ctypes callback, kept alive while installed
+        self._hook_error = None
         self.max_batch = p.max_batch
         self.threads = p.threads
         model._trainers.add(self)
@@ -817,8 +819,13 @@ class Trainer(_Closeable):
         keep, image_ptr, label_ptr, n = self._batch(images, labels)
         stats = _capi.TrainStatsStruct()
         with self._lock, self._model._lock, self._policy._lock:
-            _check(_capi.ram_trainer_train_batch(self._ptr, image_ptr, label_ptr, n,
-                                                 ctypes.byref(stats)))
+            self._hook_error = None
+            status = _capi.ram_trainer_train_batch(self._ptr, image_ptr, label_ptr, n,
+                                                   ctypes.byref(stats))
+            if status != Status.OK and self._hook_error is not None:
+                error, self._hook_error = self._hook_error, None
+                raise error  # the gradient hook's own exception
+            _check(status)
         del keep
         return TrainStats(*(float(getattr(stats, f)) for f in TrainStats._fields))
 
@@ -832,6 +839,41 @@ class Trainer(_Closeable):
                                               ctypes.byref(error)))
         del keep
         return error.value
+
+    @property
+    def gradient_size(self):
+        """Length of the flat gradient a gradient hook sees."""
+        with self._lock:
+            return int(_capi.ram_trainer_gradient_size(self._ptr))
+
+    def set_gradient_hook(self, fn):
+        """Call fn(grad) once per train_batch(), between the backward pass and
+        the optimizer step (ram_trainer_set_gradient_hook): the reduction
+        point of data-parallel training.  grad is a writable float32 view of
+        the trainer's flat gradient (gradient_size floats: a NumPy array, or
+        a memoryview without NumPy), valid only during the call; change it
+        in place, e.g. with mpi4py: comm.Allreduce(MPI.IN_PLACE, grad);
+        grad /= comm.size.  An exception in fn fails the step, which then
+        changes nothing, and train_batch() raises it.  None removes the hook."""
+        if fn is None:
+            callback = ctypes.cast(None, _capi.GRADIENT_FN)  # NULL: no hook
+        else:
+            def trampoline(ptr, count, user):
+                try:
+                    if _np is not None:
+                        view = _np.ctypeslib.as_array(ptr, shape=(count,))
+                    else:
+                        view = memoryview((ctypes.c_float * count).from_address(
+                            ctypes.addressof(ptr.contents))).cast("B").cast("f")
+                    fn(view)
+                    return Status.OK
+                except BaseException as e:  # noqa: B902 -- re-raised by train_batch
+                    self._hook_error = e
+                    return Status.IO
+            callback = _capi.GRADIENT_FN(trampoline)
+        with self._lock:
+            _check(_capi.ram_trainer_set_gradient_hook(self._ptr, callback, None))
+            self._hook = callback
 
     @property
     def steps(self):

@@ -224,6 +224,10 @@ ram_trainer_train_batch = _fn("ram_trainer_train_batch", _STATUS, VOIDP, FLOATP,
 ram_trainer_evaluate = _fn("ram_trainer_evaluate", _STATUS, VOIDP, FLOATP, INTP, _INT,
                            ctypes.POINTER(ctypes.c_double))
 ram_trainer_steps = _fn("ram_trainer_steps", ctypes.c_long, VOIDP)
+GRADIENT_FN = ctypes.CFUNCTYPE(_STATUS, FLOATP, _SIZE, VOIDP)  # ram_gradient_fn
+ram_trainer_set_gradient_hook = _fn("ram_trainer_set_gradient_hook", _STATUS, VOIDP, GRADIENT_FN,
+                                    VOIDP)
+ram_trainer_gradient_size = _fn("ram_trainer_gradient_size", _SIZE, VOIDP)
 ram_trainer_shuffle = _fn("ram_trainer_shuffle", _STATUS, VOIDP, INTP, _INT)
 ram_trainer_save_checkpoint = _fn("ram_trainer_save_checkpoint", _STATUS, VOIDP, ctypes.c_char_p,
                                   VOIDP, _SIZE)

@@ -754,3 +754,38 @@ def test_training_same_with_and_without_numpy(monkeypatch):
                     trainer.train_batch(xs[:15], ys)
                 assert isinstance(trainer.shuffle(3), numpy.ndarray)
     assert results[0] == results[1]
+
+
+def test_gradient_hook(make_trainer, buffers):
+    model, policy, trainer = make_trainer()
+    other_model, other_policy, other = make_trainer()
+    x, y = thirds(8, seed=3)
+    seen = []
+
+    def double_then_halve(grad):
+        seen.append(len(grad))
+        for i in range(0, len(grad), 97):  # touch it, leave it as it was
+            grad[i] = grad[i] * 2
+            grad[i] = grad[i] / 2
+
+    trainer.set_gradient_hook(double_then_halve)
+    trainer.train_batch(x, y)
+    other.train_batch(x, y)
+    assert seen == [trainer.gradient_size] and trainer.gradient_size > model.param_count
+    a = flat_result(model.classify(x, 8))
+    assert a == flat_result(other_model.classify(x, 8))
+
+    class Boom(Exception):
+        pass
+
+    def fail(grad):
+        raise Boom("no network")
+
+    trainer.set_gradient_hook(fail)
+    with pytest.raises(Boom):
+        trainer.train_batch(x, y)
+    assert trainer.steps == 1  # the failed step changed nothing
+    trainer.set_gradient_hook(None)
+    trainer.train_batch(x, y)
+    other.train_batch(x, y)
+    assert flat_result(model.classify(x, 8)) == flat_result(other_model.classify(x, 8))
