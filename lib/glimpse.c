@@ -85,6 +85,11 @@ static long square_start(float l, int extent, int side) {
 
 void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h, int w, float lx,
                      float ly, float *out) {
+    ram_glimpse_rows(g, img, c, h, w, lx, ly, out, 0, g->patch);
+}
+
+void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w, float lx,
+                      float ly, float *out, int p0, int p1) {
     const int P = g->patch;
     for (int k = 0; k < g->depth; k++) {
         const int side = g->side[k];
@@ -92,7 +97,7 @@ void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h
         for (int ch = 0; ch < c; ch++) {
             const float *plane = img + (size_t)ch * h * w;
             float *o = out + ((size_t)ch * g->depth + k) * P * P;
-            for (int i = 0; i < P; i++) {
+            for (int i = p0; i < p1; i++) {
                 /* Cell i covers rows [y0 + i*side/P, y0 + (i+1)*side/P): exact
                  * average pooling when P divides side, area pooling otherwise. */
                 long r0 = y0 + (long)i * side / P, r1 = y0 + (long)(i + 1) * side / P;

@@ -61,6 +61,10 @@ RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_
 /* One image (c x h x w) at one location (already in the image's [-1, 1] frame). */
 RAM_HIDDEN void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h, int w,
                                 float lx, float ly, float *out);
+/* Only rows [p0, p1) of every patch (every scale and channel) of that glimpse:
+ * how threads share one image's glimpse. */
+RAM_HIDDEN void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w,
+                                 float lx, float ly, float *out, int p0, int p1);
 
 /* ---- layers (layers.c): batched, row-major, rows = batch ---- */
 

@@ -304,6 +304,7 @@ static void forward_part(void *arg, int k, int nt) {
 
     memset(ws->h + (size_t)i0 * H, 0, sizeof(float) * ni * H);
     if (lstm) memset(ws->c + (size_t)i0 * H, 0, sizeof(float) * ni * H);
+    if (n < nt) ram_team_barrier(j->team); /* below, every thread reads every h_0 */
     for (int t = 0; t < T; t++) {
         float *ht = ws->h + (size_t)t * n * H, *hn = ht + (size_t)n * H;
         float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
@@ -311,8 +312,36 @@ static void forward_part(void *arg, int k, int nt) {
         float *rho = ws->rho + (size_t)t * n * D, *hgl = ws->hgl + (size_t)t * n * HG;
         float *g = ws->g + (size_t)t * n * G;
 
-        /* Where to look: mu_t from h_{t-1} (h_0 = 0), then l_t; the glimpse. */
-        if (ni > 0) {
+        /* Where to look: mu_t from h_{t-1} (h_0 = 0), then l_t; the glimpse.
+         * Fewer images than threads (batch 1): every thread works out the
+         * locations (the same bits; thread 0 keeps them) and extracts its
+         * rows of every patch, as one 512x512 RGB glimpse alone outweighs
+         * the layers. */
+        if (n < nt) {
+            const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;
+            int p0, p1;
+            split(m->sensor.patch, k, nt, 1, &p0, &p1);
+            for (int i = 0; i < n; i++) {
+                float pre[2], where[2];
+                ram_linear_forward(ht + (size_t)i * H, H, 1, H, ram_param(m, w, RAM_T_LOC_W),
+                                   ram_param(m, w, RAM_T_LOC_B), 2, pre, 2, false);
+                for (int d = 0; d < 2; d++) {
+                    const float mud = bound_fwd(p->bound, pre[d]);
+                    where[d] = j->mode == RAM_LOC_MEAN     ? mud
+                               : j->mode == RAM_LOC_SAMPLE ? clamp1(mud + j->std * src[2 * i + d])
+                                                           : src[2 * i + d];
+                    if (k == 0) {
+                        mupre[2 * i + d] = pre[d];
+                        mu[2 * i + d] = mud;
+                        l[2 * i + d] = where[d];
+                    }
+                }
+                if (p1 > p0)
+                    ram_glimpse_rows(&m->sensor, j->images + i * img_size, p->channels, p->height,
+                                     p->width, where[0] * m->range_x, where[1] * m->range_y,
+                                     rho + (size_t)i * D, p0, p1);
+            }
+        } else if (ni > 0) {
             ram_linear_forward(ht + (size_t)i0 * H, H, ni, H, ram_param(m, w, RAM_T_LOC_W),
                                ram_param(m, w, RAM_T_LOC_B), 2, mupre + 2 * i0, 2, false);
             const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;

@@ -417,6 +417,15 @@ static void threaded_state_case(ram_core_type core, ram_glimpse_form form, int h
                          RAM_OK);
         ck_assert_mem_eq(got.probs, want.probs, sizeof(float) * 4 * K);
         ck_assert_mem_eq(got.locs, want.locs, sizeof(float) * 4 * T * 2);
+        /* One image: fewer images than threads, the glimpse split by rows. */
+        ck_assert_int_eq(ram_model_classify_ex(m, one, images + 5 * IMG, 1, RAM_LOCS_SAMPLED, pa,
+                                               want.labels, want.probs, want.locs),
+                         RAM_OK);
+        ck_assert_int_eq(ram_model_classify_ex(m, st, images + 5 * IMG, 1, RAM_LOCS_SAMPLED, pb,
+                                               got.labels, got.probs, got.locs),
+                         RAM_OK);
+        ck_assert_mem_eq(got.probs, want.probs, sizeof(float) * K);
+        ck_assert_mem_eq(got.locs, want.locs, sizeof(float) * T * 2);
         ram_policy_free(pa);
         ram_policy_free(pb);
         ram_state_free(st);
