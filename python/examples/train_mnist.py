@@ -10,7 +10,7 @@ prints the training error of those batches (with *sampled* glimpse
 locations, as the policy explores) and the error on the first --eval test
 images (with the policy's *mean* locations).  500 batches take about ten
 seconds on one core and bring the test error from 87 % to about 22 %;
-ram-train goes on to 1.38 % (docs/results.md).
+ram-train goes on to 1.10-1.38 % (docs/results.md).
 """
 
 import argparse
