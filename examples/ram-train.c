@@ -429,7 +429,8 @@ int main(int argc, char **argv) {
     ram_policy *policy = NULL;
     ram_trainer *trainer = NULL;
     FILE *log = NULL;
-    if (dataset_load(TOOL, o.data, "train", o.dataset, &images, &labels, &n_all, &h, &w)) return 1;
+    if (dataset_load(TOOL, o.data, "train", o.dataset, &images, &labels, &n_all, &h, &w))
+        goto fail; /* (with MPI: aborts the job rather than leave ranks waiting) */
     int n_train = n_all - o.val;
     if (o.val < 1 || n_train < 1) {
         fprintf(stderr, TOOL ": --val %d leaves no training images (of %d)\n", o.val, n_all);
