@@ -29,11 +29,15 @@
  *   - ram_model and ram_glimpse MAY be shared: any number of threads may at
  *     once call the functions that only read them (ram_model_classify(),
  *     ram_model_classify_ex(), ram_model_get_params(), ram_model_param_count(),
- *     ram_model_save(), ram_state_create(), ram_policy_create(),
- *     ram_glimpse_extract(), ram_glimpse_size()), as long as no thread writes
- *     the model meanwhile: while a ram_trainer's train_batch() or
- *     load_checkpoint() runs, nothing else may use its model.
+ *     ram_model_save(), ram_state_create(), ram_state_create_threads(),
+ *     ram_policy_create(), ram_glimpse_extract(), ram_glimpse_size()), as
+ *     long as no thread writes the model meanwhile: while a ram_trainer's
+ *     train_batch() or load_checkpoint() runs, nothing else may use its
+ *     model.
  *   - ram_state MUST NOT be shared: one per thread (it is the workspace).
+ *     A state from ram_state_create_threads() has worker threads of its
+ *     own, internal and synchronised by it; it is still used by one calling
+ *     thread at a time.
  *   - ram_policy MUST NOT be shared: its RNG advances when it samples
  *     (ram_policy_sample(), ram_model_classify_ex() with SAMPLED or RANDOM,
  *     training).  Give each thread its own policy.
@@ -259,8 +263,9 @@ RAM_API ram_status ram_state_create(const ram_model *m, int max_batch, ram_state
  *
  *  Costs: the threads spin for about 100 us after each call, waiting for the
  *  next one, then sleep until it comes; inside a small call they wait for
- *  each other at four barriers per glimpse.  Memory: about twice that of
- *  ram_state_create() when max_batch > 8.  Give the threads free cores: more
+ *  each other at four barriers per glimpse.  Memory: that of
+ *  ram_state_create() for max_batch images, plus a workspace for 8 and
+ *  max_batch x glimpses x 2 floats.  Give the threads free cores: more
  *  threads than free cores makes calls slower, not faster.  Call
  *  ram_set_blas_threads(1) at start-up so that BLAS does not start threads of
  *  its own inside these.
