@@ -207,6 +207,12 @@ RAM_HIDDEN void ram_model_forward(const struct ram_model *m, ram_ws *ws, const f
 RAM_HIDDEN void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images,
                                        int n, ram_loc_mode mode, const float *eps_or_locs,
                                        float std, ram_team *team);
+/* After a forward pass of n images in ws: the first image whose glimpses
+ * read a NaN or Inf pixel, or -1; *step gets that glimpse's step (0-based).
+ * Pixels are never scanned up front, which would make the cost grow with
+ * the image; the glimpses are (a NaN or Inf pixel poisons its pooled cell,
+ * and ReLU would silently turn NaN into 0 further on). */
+RAM_HIDDEN long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, int n, int *step);
 /* Backward: ws->dlogits (n x classes) and, if dmu != NULL, the loss gradient
  * w.r.t. mu_t (T x n x 2).  Accumulates into ws->grad (not zeroed here).
  * detach_core: the location gradient stops at the location network. */

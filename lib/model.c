@@ -513,17 +513,17 @@ struct ram_state {
     int max_batch;
     ram_ws ws;      /* 1 thread: max_batch images; more: up to ROW_SPLIT_MAX */
     ram_team *team; /* NULL: the caller's thread alone */
-    ram_ws *sub;    /* per thread, for batches above ROW_SPLIT_MAX (or NULL) */
-    int nsub;
-    float *noise; /* T x max_batch x 2 locations or noise, when sub is used */
+    ram_ws *sub;    /* one per team thread, for batches above ROW_SPLIT_MAX (or NULL) */
+    float *noise;   /* T x max_batch x 2 locations or noise, when sub is used */
 };
 
 void ram_state_free(ram_state *st) {
     if (!st) return;
-    ram_team_free(st->team);
-    for (int k = 0; k < st->nsub; k++)
-        ram_ws_release(&st->sub[k]);
+    if (st->sub)
+        for (int k = 0; k < ram_team_size(st->team); k++)
+            ram_ws_release(&st->sub[k]);
     free(st->sub);
+    ram_team_free(st->team);
     free(st->noise);
     ram_ws_release(&st->ws);
     free(st);
@@ -552,8 +552,6 @@ ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threa
         st->noise = malloc(sizeof(float) * 2 * m->p.glimpses * (size_t)max_batch);
         if (!st->sub || !st->noise)
             s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
-        else
-            st->nsub = threads;
         for (int k = 0; !s && k < threads; k++)
             s = ram_ws_init(&st->sub[k], m, (max_batch + threads - 1) / threads, false);
     }
@@ -580,20 +578,27 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            a->loc_range_pixels == b->loc_range_pixels;
 }
 
+long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, int n, int *step) {
+    const size_t D = (size_t)m->rho_size, count = (size_t)m->p.glimpses * n * D;
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(ws->rho[i])) {
+            *step = (int)(i / ((size_t)n * D));
+            return (long)(i / D % n);
+        }
+    return -1;
+}
+
 /* Images [i0, i0 + n) of a call, forwarded in `ws`: check what the glimpses
  * read and copy the results out. */
 static ram_status finish(const ram_model *m, const ram_ws *ws, int i0, int n, int *labels,
                          float *probs, float *locs) {
     const int T = m->p.glimpses, K = m->p.classes;
-    /* Pixels are not scanned up front, which would make the cost grow with
-     * the image: the glimpses are (a NaN or Inf pixel poisons its pooled
-     * cell, and ReLU would silently turn NaN into 0 further on). */
-    const size_t D = (size_t)m->rho_size;
-    for (size_t i = 0; i < (size_t)T * n * D; i++)
-        if (!isfinite(ws->rho[i]))
-            return ram_fail(RAM_ERR_NUMERIC,
-                            "classify: glimpse %zu of image %zu reads a NaN or Inf pixel",
-                            i / (n * D) + 1, i0 + i / D % n);
+    int step;
+    const long bad = ram_ws_bad_glimpse(m, ws, n, &step);
+    if (bad >= 0)
+        return ram_fail(RAM_ERR_NUMERIC,
+                        "classify: glimpse %d of image %ld reads a NaN or Inf pixel", step + 1,
+                        i0 + bad);
     for (int i = 0; i < n; i++) {
         const float *pr = ws->probs + (size_t)i * K;
         const size_t o = (size_t)i0 + i;

@@ -80,17 +80,12 @@ struct ram_trainer {
 
 /* ---- one slice ---- */
 
-/* Images are not scanned up front, which would make a step's cost grow with
- * the image: the glimpses are, after the forward pass (a NaN or Inf pixel
- * poisons its pooled cell; ReLU would turn NaN into 0 further on). */
+/* After the slice's forward pass: did a glimpse read a NaN/Inf pixel? */
 static bool glimpsed_nonfinite(const ram_model *m, worker *wk, int n) {
-    const size_t D = (size_t)m->rho_size, count = (size_t)m->p.glimpses * n * D;
-    for (size_t i = 0; i < count; i++)
-        if (!isfinite(wk->ws.rho[i])) {
-            wk->bad = wk->i0 + (long)(i / D % n);
-            return true;
-        }
-    return false;
+    int step;
+    const long bad = ram_ws_bad_glimpse(m, &wk->ws, n, &step);
+    if (bad >= 0) wk->bad = wk->i0 + bad;
+    return bad >= 0;
 }
 
 static void run_slice(ram_trainer *t, worker *wk) {
