@@ -15,6 +15,7 @@
 
 #include <check.h>
 #include "check_main.h"
+#include "check_scratch.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -438,15 +439,6 @@ int main(void) {
     snprintf(dir, sizeof dir, "check_oom.XXXXXX");
     if (!mkdtemp(dir)) return 1;
     int rc = run_suite(oom_suite());
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[512];
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.') {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    if (d) closedir(d);
-    rmdir(dir);
+    remove_dir(dir);
     return rc;
 }

@@ -35,21 +35,11 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 mpi 2 "$bin/tests/mpi_exact" >"$tmp/exact.txt" 2>&1 || fail "mpi_exact: $(cat "$tmp/exact.txt")"
 cat "$tmp/exact.txt"
 
-# A data set (as tools-smoke.sh makes it).
-be32() { printf "\\x$(printf %02x $(($1 >> 24 & 255)))\\x$(printf %02x $(($1 >> 16 & 255)))\\x$(printf %02x $(($1 >> 8 & 255)))\\x$(printf %02x $(($1 & 255)))"; }
-make_split() { # name count seed
-    local f="$tmp/data/$1"
-    { be32 2051; be32 "$2"; be32 28; be32 28; } >"$f-images-idx3-ubyte"
-    awk -v n=$(($2 * 784)) -v s="$3" 'BEGIN { for (i = 0; i < n; i++) {
-        s = (s * 1103515245 + 12345) % 2147483648; printf "%c", (s % 7 == 0) ? 255 : 0 } }' \
-        | LC_ALL=C cat >>"$f-images-idx3-ubyte"
-    { be32 2049; be32 "$2"; } >"$f-labels-idx1-ubyte"
-    for ((i = 0; i < $2; i++)); do printf "\\x0$((i % 10))"; done >>"$f-labels-idx1-ubyte"
-}
-mkdir -p "$tmp/data"
+# A tiny MNIST-shaped data set (tests/synthetic-idx.sh).
+source "$(dirname "${BASH_SOURCE[0]}")/synthetic-idx.sh"
 export LC_ALL=C
-make_split train 1100 1
-make_split t10k 100 2
+make_split "$tmp/data" train 1100 1
+make_split "$tmp/data" t10k 100 2
 
 # 2. Train on 2 ranks, resume on 1, then on 2 again.
 train=("$bin/ram-train-mpi" --data "$tmp/data" --val 100 --batch 16 --threads 1 --quiet
