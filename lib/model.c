@@ -282,6 +282,23 @@ static void linear_rows(const float *X, int ldx, int n, int in, const float *W, 
                            ldy, acc);
 }
 
+/* Where `count` images look next: mu_t from their h_{t-1} rows through the
+ * location network and its bound, then l_t (the mean, a sample around it,
+ * or the given location); src holds these images' noise or locations. */
+static void locate(const fwd_job *j, const float *h, int count, const float *src, float *mupre,
+                   float *mu, float *l) {
+    const struct ram_model *m = j->m;
+    const int H = m->p.core_hidden;
+    ram_linear_forward(h, H, count, H, ram_param(m, m->w, RAM_T_LOC_W),
+                       ram_param(m, m->w, RAM_T_LOC_B), 2, mupre, 2, false);
+    for (int i = 0; i < 2 * count; i++) {
+        mu[i] = bound_fwd(m->p.bound, mupre[i]);
+        l[i] = j->mode == RAM_LOC_MEAN     ? mu[i]
+               : j->mode == RAM_LOC_SAMPLE ? clamp1(mu[i] + j->std * src[i])
+                                           : src[i];
+    }
+}
+
 static void forward_part(void *arg, int k, int nt) {
     const fwd_job *j = arg;
     const struct ram_model *m = j->m;
@@ -317,40 +334,20 @@ static void forward_part(void *arg, int k, int nt) {
          * locations (the same bits; thread 0 keeps them) and extracts its
          * rows of every patch, as one 512x512 RGB glimpse alone outweighs
          * the layers. */
-        if (n < nt) {
-            const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;
+        const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;
+        if (n < nt && n <= RAM_GEMV_MAX_ROWS) {
+            float own[3][2 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
+            float *where = k == 0 ? l : own[2];
+            locate(j, ht, n, src, k == 0 ? mupre : own[0], k == 0 ? mu : own[1], where);
             int p0, p1;
             split(m->sensor.patch, k, nt, 1, &p0, &p1);
-            for (int i = 0; i < n; i++) {
-                float pre[2], where[2];
-                ram_linear_forward(ht + (size_t)i * H, H, 1, H, ram_param(m, w, RAM_T_LOC_W),
-                                   ram_param(m, w, RAM_T_LOC_B), 2, pre, 2, false);
-                for (int d = 0; d < 2; d++) {
-                    const float mud = bound_fwd(p->bound, pre[d]);
-                    where[d] = j->mode == RAM_LOC_MEAN     ? mud
-                               : j->mode == RAM_LOC_SAMPLE ? clamp1(mud + j->std * src[2 * i + d])
-                                                           : src[2 * i + d];
-                    if (k == 0) {
-                        mupre[2 * i + d] = pre[d];
-                        mu[2 * i + d] = mud;
-                        l[2 * i + d] = where[d];
-                    }
-                }
-                if (p1 > p0)
-                    ram_glimpse_rows(&m->sensor, j->images + i * img_size, p->channels, p->height,
-                                     p->width, where[0] * m->range_x, where[1] * m->range_y,
-                                     rho + (size_t)i * D, p0, p1);
-            }
+            for (int i = 0; p1 > p0 && i < n; i++)
+                ram_glimpse_rows(&m->sensor, j->images + i * img_size, p->channels, p->height,
+                                 p->width, where[2 * i] * m->range_x, where[2 * i + 1] * m->range_y,
+                                 rho + (size_t)i * D, p0, p1);
         } else if (ni > 0) {
-            ram_linear_forward(ht + (size_t)i0 * H, H, ni, H, ram_param(m, w, RAM_T_LOC_W),
-                               ram_param(m, w, RAM_T_LOC_B), 2, mupre + 2 * i0, 2, false);
-            const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;
-            for (int i = 2 * i0; i < 2 * i1; i++) {
-                mu[i] = bound_fwd(p->bound, mupre[i]);
-                l[i] = j->mode == RAM_LOC_MEAN     ? mu[i]
-                       : j->mode == RAM_LOC_SAMPLE ? clamp1(mu[i] + j->std * src[i])
-                                                   : src[i];
-            }
+            locate(j, ht + (size_t)i0 * H, ni, src ? src + 2 * i0 : NULL, mupre + 2 * i0,
+                   mu + 2 * i0, l + 2 * i0);
             for (int i = i0; i < i1; i++)
                 ram_glimpse_one(&m->sensor, j->images + i * img_size, p->channels, p->height,
                                 p->width, l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
@@ -543,10 +540,10 @@ ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threa
     st->arch = m->p;
     st->n_params = m->n_params;
     st->max_batch = max_batch;
-    const bool split = threads > 1 && max_batch > ROW_SPLIT_MAX;
-    ram_status s = ram_ws_init(&st->ws, m, threads > 1 && split ? ROW_SPLIT_MAX : max_batch, false);
+    const bool sliced = threads > 1 && max_batch > ROW_SPLIT_MAX;
+    ram_status s = ram_ws_init(&st->ws, m, sliced ? ROW_SPLIT_MAX : max_batch, false);
     if (!s && threads > 1) s = ram_team_create(threads, &st->team);
-    if (!s && split) {
+    if (!s && sliced) {
         /* calloc'ed workspaces are all-NULL, so freeing a half-made set is safe */
         st->sub = calloc((size_t)threads, sizeof *st->sub);
         st->noise = malloc(sizeof(float) * 2 * m->p.glimpses * (size_t)max_batch);
