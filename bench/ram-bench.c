@@ -565,6 +565,62 @@ static void blas_report(char *info_out, size_t cap, int *slow) {
             avx512 ? "SKYLAKEX" : "HASWELL");
 }
 
+/* ---- the machine while we ran ------------------------------------------------- */
+
+/* On a shared VM the host takes CPU time away from the guest ("steal"), and
+ * other processes may be running (a training run in the background): the
+ * figures of such a run are lower.  So the run says how much of each there
+ * was, from /proc/stat's first line and this process's own CPU time. */
+typedef struct cpu_ticks {
+    unsigned long long busy, steal, total;
+} cpu_ticks;
+
+static int read_cpu_ticks(cpu_ticks *c) {
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                       &v[4], &v[5], &v[6], &v[7])
+              : 0;
+    if (f) fclose(f);
+    if (n < 8) return 0;
+    c->busy = v[0] + v[1] + v[2] + v[5] + v[6]; /* user nice system irq softirq */
+    c->steal = v[7];
+    c->total = c->busy + v[3] + v[4] + v[7]; /* + idle iowait steal */
+    return 1;
+}
+
+/* CPU seconds of this process and of the children it waited for (the
+ * configurations and the PyTorch peer). */
+static double own_cpu_seconds(void) {
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    return self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+           kids.ru_stime.tv_sec +
+           1e-6 * (self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec +
+                   kids.ru_stime.tv_usec);
+}
+
+/* t0: /proc/stat at the start, or NULL if it could not be read. */
+static void report_machine_load(const cpu_ticks *t0, double own0) {
+    cpu_ticks t1;
+    const double hz = (double)sysconf(_SC_CLK_TCK);
+    if (!t0 || !read_cpu_ticks(&t1) || t1.total <= t0->total || hz <= 0) {
+        if (opt.json) printf(", \"machine_load\": null");
+        return;
+    }
+    const double total = (double)(t1.total - t0->total);
+    const double steal = 100.0 * (double)(t1.steal - t0->steal) / total;
+    double other = 100.0 * ((double)(t1.busy - t0->busy) - (own_cpu_seconds() - own0) * hz) / total;
+    if (other < 0) other = 0; /* tick rounding */
+    say("\nthe machine during this run: steal %.1f %% of the CPUs' time (taken by the host for "
+        "other guests), other processes %.1f %%; either makes every figure lower\n",
+        steal, other);
+    if (opt.json)
+        printf(", \"machine_load\": {\"steal_pct\": %.2f, \"other_processes_pct\": %.2f}", steal,
+               other);
+}
+
 /* ---- main --------------------------------------------------------------------- */
 
 static void usage(void) {
@@ -622,6 +678,9 @@ int main(int argc, char **argv) {
         }
     }
 
+    cpu_ticks ticks0;
+    const int have_ticks = read_cpu_ticks(&ticks0);
+    const double own0 = own_cpu_seconds();
     ram_set_blas_threads(1); /* libram's own threads do the splitting */
     char blas[256];
     int slow_blas = 0;
@@ -684,6 +743,8 @@ int main(int argc, char **argv) {
     } else if (opt.json) {
         printf("], \"scaling_size\": [], \"scaling_glimpses\": [");
     }
-    if (opt.json) printf("]}\n");
+    if (opt.json) printf("]");
+    report_machine_load(have_ticks ? &ticks0 : NULL, own0);
+    if (opt.json) printf("}\n");
     return 0;
 }

@@ -29,8 +29,9 @@ ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *use
     ram_glimpse_params_init(&p);
     ram_status s = ram_copy_params(&p, sizeof p, user, "glimpse");
     if (s) return s;
-    if (p.patch < 1 || p.patch > 1024)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse: patch %d not in [1, 1024]", p.patch);
+    if (p.patch < 1 || p.patch > RAM_MAX_PATCH)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse: patch %d not in [1, %d]", p.patch,
+                        RAM_MAX_PATCH);
     if (p.depth < 1 || p.depth > RAM_MAX_DEPTH)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse: depth %d not in [1, %d]", p.depth,
                         RAM_MAX_DEPTH);
@@ -91,9 +92,15 @@ void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h
 void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w, float lx,
                       float ly, float *out, int p0, int p1) {
     const int P = g->patch;
+    /* Cell j of a row covers columns [xb[j], xb[j + 1]): the same for every
+     * row and channel of a scale, so the divisions are done once per scale
+     * (they were most of a glimpse's cost at 8x8). */
+    long xb[RAM_MAX_PATCH + 1];
     for (int k = 0; k < g->depth; k++) {
         const int side = g->side[k];
         const long x0 = square_start(lx, w, side), y0 = square_start(ly, h, side);
+        for (int j = 0; j <= P; j++)
+            xb[j] = x0 + (long)j * side / P;
         for (int ch = 0; ch < c; ch++) {
             const float *plane = img + (size_t)ch * h * w;
             float *o = out + ((size_t)ch * g->depth + k) * P * P;
@@ -101,19 +108,26 @@ void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int 
                 /* Cell i covers rows [y0 + i*side/P, y0 + (i+1)*side/P): exact
                  * average pooling when P divides side, area pooling otherwise. */
                 long r0 = y0 + (long)i * side / P, r1 = y0 + (long)(i + 1) * side / P;
-                long rows = r1 - r0;
+                const long rows = r1 - r0;
                 if (r0 < 0) r0 = 0;
                 if (r1 > h) r1 = h;
+                if (side == P) {
+                    /* One pixel per cell.  0 + pixel is what the sum below
+                     * gives (a -0 pixel reads as +0): the same bits. */
+                    const float *row = plane + (size_t)(r0 < r1 ? r0 : 0) * w;
+                    for (int j = 0; j < P; j++)
+                        o[i * P + j] =
+                            r0 < r1 && xb[j] >= 0 && xb[j] < w ? 0.0f + row[xb[j]] : 0.0f;
+                    continue;
+                }
                 for (int j = 0; j < P; j++) {
-                    long c0 = x0 + (long)j * side / P, c1 = x0 + (long)(j + 1) * side / P;
-                    long cols = c1 - c0;
-                    if (c0 < 0) c0 = 0;
-                    if (c1 > w) c1 = w;
+                    const long cols = xb[j + 1] - xb[j];
+                    const long c0 = xb[j] < 0 ? 0 : xb[j], c1 = xb[j + 1] > w ? w : xb[j + 1];
                     float sum = 0.0f;
                     for (long r = r0; r < r1; r++)
                         for (long cc = c0; cc < c1; cc++)
                             sum += plane[(size_t)r * w + cc];
-                    long area = rows * cols;
+                    const long area = rows * cols;
                     o[i * P + j] = area > 0 ? sum / (float)area : 0.0f;
                 }
             }

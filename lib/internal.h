@@ -50,6 +50,7 @@ RAM_HIDDEN double ram_rng_normal(ram_rng *r);  /* N(0, 1) */
 /* ---- glimpse sensor (glimpse.c) ---- */
 
 #define RAM_MAX_DEPTH 16
+#define RAM_MAX_PATCH 1024
 
 struct ram_glimpse {
     int patch, depth;
