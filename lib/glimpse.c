@@ -84,6 +84,16 @@ static long square_start(float l, int extent, int side) {
     return (long)start;
 }
 
+/* The sum of an f x f cell, row by row, from 0: the order of the general
+ * loop in ram_glimpse_rows(), so the bits are the same. */
+static inline __attribute__((always_inline)) float cell_sum(const float *cell, long w, int f) {
+    float sum = 0.0f;
+    for (int r = 0; r < f; r++)
+        for (int c = 0; c < f; c++)
+            sum += cell[(size_t)r * w + c];
+    return sum;
+}
+
 void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h, int w, float lx,
                      float ly, float *out) {
     ram_glimpse_rows(g, img, c, h, w, lx, ly, out, 0, g->patch);
@@ -120,8 +130,31 @@ void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int 
                             r0 < r1 && xb[j] >= 0 && xb[j] < w ? 0.0f + row[xb[j]] : 0.0f;
                     continue;
                 }
+                const bool rows_inside = rows > 0 && r0 == r1 - rows;
                 for (int j = 0; j < P; j++) {
                     const long cols = xb[j + 1] - xb[j];
+                    if (rows_inside && cols == rows && xb[j] >= 0 && xb[j + 1] <= w) {
+                        /* A whole f x f cell inside the image (the usual case):
+                         * the loops below with f known, unrolled. */
+                        const float *cell = plane + (size_t)r0 * w + xb[j];
+                        float sum;
+                        switch (rows) {
+                        case 2:
+                            sum = cell_sum(cell, w, 2);
+                            break;
+                        case 4:
+                            sum = cell_sum(cell, w, 4);
+                            break;
+                        case 8:
+                            sum = cell_sum(cell, w, 8);
+                            break;
+                        default:
+                            sum = cell_sum(cell, w, (int)rows);
+                            break;
+                        }
+                        o[i * P + j] = sum / (float)(rows * cols);
+                        continue;
+                    }
                     const long c0 = xb[j] < 0 ? 0 : xb[j], c1 = xb[j + 1] > w ? w : xb[j + 1];
                     float sum = 0.0f;
                     for (long r = r0; r < r1; r++)
