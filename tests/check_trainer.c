@@ -448,18 +448,26 @@ static void *fake_rank_main(void *arg) {
 
 START_TEST(test_gradient_hook) {
     make_data();
-    /* An identity hook changes nothing, is called once per step, sees it all. */
+    /* An identity hook changes nothing, is called once per step, sees it all:
+     * with 1, 2 and 3 workers (the sum into the hook's buffer differs). */
     setup a, b;
-    make_setup(&a, 2, RAM_OPT_ADAM, RAM_CORE_LSTM);
-    make_setup(&b, 2, RAM_OPT_ADAM, RAM_CORE_LSTM);
-    hook_count hc = {0, 0};
-    ck_assert_int_eq(ram_trainer_set_gradient_hook(a.t, counting_hook, &hc), RAM_OK);
-    train_steps(&a, 3);
-    train_steps(&b, 3);
-    ck_assert_int_eq(hc.calls, 3);
-    ck_assert_uint_eq(hc.count, ram_trainer_gradient_size(a.t));
-    ck_assert_uint_eq(hc.count, a.m->n_params + a.pol->n_bw);
-    ck_assert_mem_eq(a.m->w, b.m->w, sizeof(float) * a.m->n_params);
+    for (int threads = 1; threads <= 3; threads++) {
+        make_setup(&a, threads, RAM_OPT_ADAM, RAM_CORE_LSTM);
+        make_setup(&b, threads, RAM_OPT_ADAM, RAM_CORE_LSTM);
+        hook_count hc = {0, 0};
+        ck_assert_int_eq(ram_trainer_set_gradient_hook(a.t, counting_hook, &hc), RAM_OK);
+        train_steps(&a, 3);
+        train_steps(&b, 3);
+        ck_assert_int_eq(hc.calls, 3);
+        ck_assert_uint_eq(hc.count, ram_trainer_gradient_size(a.t));
+        ck_assert_uint_eq(hc.count, a.m->n_params + a.pol->n_bw);
+        ck_assert_mem_eq(a.m->w, b.m->w, sizeof(float) * a.m->n_params);
+        ck_assert_mem_eq(a.pol->bw, b.pol->bw, sizeof(float) * a.pol->n_bw);
+        if (threads < 3) {
+            free_setup(&a);
+            free_setup(&b);
+        }
+    }
     /* A failing hook fails the step and changes nothing. */
     ck_assert_int_eq(ram_trainer_set_gradient_hook(a.t, failing_hook, NULL), RAM_OK);
     int y[BATCH];
