@@ -601,6 +601,10 @@ static double own_cpu_seconds(void) {
                    kids.ru_stime.tv_usec);
 }
 
+static double clamp_pct(double x) {
+    return x < 0 ? 0 : x > 100 ? 100 : x;
+}
+
 /* t0: /proc/stat at the start, or NULL if it could not be read. */
 static void report_machine_load(const cpu_ticks *t0, double own0) {
     cpu_ticks t1;
@@ -609,10 +613,12 @@ static void report_machine_load(const cpu_ticks *t0, double own0) {
         if (opt.json) printf(", \"machine_load\": null");
         return;
     }
-    const double total = (double)(t1.total - t0->total);
-    const double steal = 100.0 * (double)(t1.steal - t0->steal) / total;
-    double other = 100.0 * ((double)(t1.busy - t0->busy) - (own_cpu_seconds() - own0) * hz) / total;
-    if (other < 0) other = 0; /* tick rounding */
+    /* Differences as doubles, clamped to [0, 100]: some kernels and
+     * hypervisors let the steal counter go backwards, and ticks round. */
+    const double total = (double)t1.total - (double)t0->total;
+    const double steal = clamp_pct(100.0 * ((double)t1.steal - (double)t0->steal) / total);
+    const double other = clamp_pct(
+        100.0 * ((double)t1.busy - (double)t0->busy - (own_cpu_seconds() - own0) * hz) / total);
     say("\nthe machine during this run: steal %.1f %% of the CPUs' time (taken by the host for "
         "other guests), other processes %.1f %%; either makes every figure lower\n",
         steal, other);

@@ -56,6 +56,7 @@ typedef struct setup {
 } setup;
 
 static int image_side = SIDE; /* another size gives the same tensor shapes */
+static ram_baseline_type setup_baseline = RAM_BASELINE_LINEAR;
 
 static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type core) {
     ram_model_params mp;
@@ -73,6 +74,7 @@ static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type c
     ram_policy_params pp;
     ram_policy_params_init(&pp);
     pp.seed = 6;
+    pp.baseline = setup_baseline;
     ck_assert_int_eq(ram_policy_create(&pp, s->m, &s->pol), RAM_OK);
     ram_trainer_params tp;
     ram_trainer_params_init(&tp);
@@ -449,11 +451,22 @@ static void *fake_rank_main(void *arg) {
 START_TEST(test_gradient_hook) {
     make_data();
     /* An identity hook changes nothing, is called once per step, sees it all:
-     * with 1, 2 and 3 workers (the sum into the hook's buffer differs). */
+     * with 1, 2 and 3 workers (the sum into the hook's buffer differs), and
+     * without a baseline (no baseline part in the buffer). */
     setup a, b;
-    for (int threads = 1; threads <= 3; threads++) {
+    const struct {
+        int threads;
+        ram_baseline_type baseline;
+    } cases[] = {{1, RAM_BASELINE_NONE},
+                 {1, RAM_BASELINE_LINEAR},
+                 {3, RAM_BASELINE_LINEAR},
+                 {2, RAM_BASELINE_LINEAR}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const int threads = cases[c].threads;
+        setup_baseline = cases[c].baseline;
         make_setup(&a, threads, RAM_OPT_ADAM, RAM_CORE_LSTM);
         make_setup(&b, threads, RAM_OPT_ADAM, RAM_CORE_LSTM);
+        setup_baseline = RAM_BASELINE_LINEAR;
         hook_count hc = {0, 0};
         ck_assert_int_eq(ram_trainer_set_gradient_hook(a.t, counting_hook, &hc), RAM_OK);
         train_steps(&a, 3);
@@ -463,7 +476,7 @@ START_TEST(test_gradient_hook) {
         ck_assert_uint_eq(hc.count, a.m->n_params + a.pol->n_bw);
         ck_assert_mem_eq(a.m->w, b.m->w, sizeof(float) * a.m->n_params);
         ck_assert_mem_eq(a.pol->bw, b.pol->bw, sizeof(float) * a.pol->n_bw);
-        if (threads < 3) {
+        if (c + 1 < sizeof cases / sizeof *cases) { /* the last pair is used below */
             free_setup(&a);
             free_setup(&b);
         }
