@@ -408,29 +408,18 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     }
 
     /* Sum the slices in a fixed order: deterministic for a thread count.
-     * With a hook the sum goes straight into its flat buffer (worker 0's
-     * gradient first, then each other's added: the same bits), and the
-     * update reads it from there. */
+     * With a hook the sum is made in its flat buffer (worker 0's gradient
+     * copied there first: the same bits), and the update reads it there. */
     const size_t np = t->m->n_params, nb = t->pol->n_bw;
-    float *g = t->w[0].ws.grad, *gb = t->w[0].gbw;
+    float *g = t->hook ? t->flat : t->w[0].ws.grad, *gb = t->hook ? t->flat + np : t->w[0].gbw;
     if (t->hook) {
-        g = t->flat;
-        gb = t->flat + np;
-        const worker *w1 = t->nw > 1 ? &t->w[1] : NULL;
-        if (w1) { /* the copy and the first sum in one pass */
-            for (size_t i = 0; i < np; i++)
-                g[i] = t->w[0].ws.grad[i] + w1->ws.grad[i];
-            for (size_t i = 0; i < nb; i++)
-                gb[i] = t->w[0].gbw[i] + w1->gbw[i];
-        } else {
-            memcpy(g, t->w[0].ws.grad, sizeof(float) * np);
-            if (nb) memcpy(gb, t->w[0].gbw, sizeof(float) * nb);
-        }
+        memcpy(g, t->w[0].ws.grad, sizeof(float) * np);
+        if (nb) memcpy(gb, t->w[0].gbw, sizeof(float) * nb);
     }
     double nll = 0, sse = 0, sur = 0, correct = 0, reward = 0, base = 0;
     for (int k = 0; k < t->nw; k++) {
         worker *wk = &t->w[k];
-        if (k > (t->hook ? 1 : 0)) {
+        if (k > 0) {
             for (size_t i = 0; i < np; i++)
                 g[i] += wk->ws.grad[i];
             for (size_t i = 0; i < nb; i++)
