@@ -152,7 +152,7 @@ void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int 
                             sum = cell_sum(cell, w, (int)rows);
                             break;
                         }
-                        o[i * P + j] = sum / (float)(rows * cols);
+                        o[i * P + j] = sum / ((float)rows * (float)cols);
                         continue;
                     }
                     const long c0 = xb[j] < 0 ? 0 : xb[j], c1 = xb[j + 1] > w ? w : xb[j + 1];
@@ -160,8 +160,10 @@ void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int 
                     for (long r = r0; r < r1; r++)
                         for (long cc = c0; cc < c1; cc++)
                             sum += plane[(size_t)r * w + cc];
-                    const long area = rows * cols;
-                    o[i * P + j] = area > 0 ? sum / (float)area : 0.0f;
+                    /* The area as a float product of exact factors: the
+                     * correctly rounded rows * cols, the bits a long product
+                     * gave, without overflowing a 32-bit long. */
+                    o[i * P + j] = rows > 0 && cols > 0 ? sum / ((float)rows * (float)cols) : 0.0f;
                 }
             }
         }

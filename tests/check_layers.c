@@ -278,6 +278,36 @@ START_TEST(test_lstm) {
 }
 END_TEST
 
+/* ---- the LSTM's tanh and logistic function ---- */
+
+/* Against tanh() and the logistic function in double on a fine grid and at
+ * the edges: the bounds that internal.h states (measured there over every
+ * finite float), the range, oddness, tiny arguments and NaN. */
+START_TEST(test_fast_tanh_sigmoid) {
+    double worst_t = 0, worst_s = 0;
+    for (int i = -100000; i <= 100000; i++) {
+        const float x = (float)i * 2e-4f; /* [-20, 20] */
+        const float t = ram_tanh(x), sg = ram_sigmoid(x);
+        worst_t = fmax(worst_t, fabs((double)t - tanh((double)x)));
+        worst_s = fmax(worst_s, fabs((double)sg - 1 / (1 + exp(-(double)x))));
+        ck_assert(t >= -1.0f && t <= 1.0f);
+        ck_assert(sg >= 0.0f && sg <= 1.0f);
+        ck_assert(ram_tanh(-x) == -t);
+    }
+    ck_assert_msg(worst_t <= 4.2e-7, "tanh: max abs error %g", worst_t);
+    ck_assert_msg(worst_s <= 2.1e-7, "sigmoid: max abs error %g", worst_s);
+    const float tiny[] = {0.0f, -0.0f, 1e-30f, -3e-4f, 1.4e-45f};
+    for (size_t i = 0; i < sizeof tiny / sizeof *tiny; i++)
+        ck_assert(ram_tanh(tiny[i]) == tiny[i]); /* tanh(x) rounds to x */
+    ck_assert(signbit(ram_tanh(-0.0f)));
+    ck_assert_float_eq(ram_tanh(INFINITY), 1.0f);
+    ck_assert_float_eq(ram_tanh(-INFINITY), -1.0f);
+    ck_assert_float_eq(ram_tanh(1e30f), 1.0f);
+    ck_assert_float_eq(ram_sigmoid(0.0f), 0.5f);
+    ck_assert(isnan(ram_tanh(NAN)) && isnan(ram_sigmoid(NAN)));
+}
+END_TEST
+
 /* ---- softmax + cross-entropy ---- */
 
 static double xent(const float *z, int K, int y) {
@@ -331,6 +361,7 @@ static Suite *layers_suite(void) {
     tcase_add_test(tc, test_linear_forward_reference);
     tcase_add_test(tc, test_relu);
     tcase_add_test(tc, test_lstm);
+    tcase_add_test(tc, test_fast_tanh_sigmoid);
     tcase_add_test(tc, test_softmax_xent);
     suite_add_tcase(s, tc);
     return s;
