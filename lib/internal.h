@@ -86,14 +86,14 @@ RAM_HIDDEN void ram_relu_forward(float *Y, int n, int cols, int ld);
 /* dY *= (Y > 0), Y the ReLU output. */
 RAM_HIDDEN void ram_relu_backward(const float *Y, float *dY, int n, int cols, int ld);
 /* tanh for the LSTM: the odd rational function p(x)/q(x) of degrees 13/6
- * that Eigen, XLA and ONNX Runtime use, clamped at +-7.905 (where tanh rounds
- * to +-1 in float) and the identity below 4e-4 (where tanh(x) rounds to x).
+ * that Eigen, XLA and ONNX Runtime use, its argument clamped at +-7.905
+ * (where this approximation reaches +-1; Eigen's choice, keeping |result|
+ * <= 1), and x itself below 4e-4 (where tanh(x) is within 1 ulp of x).
  * Why not libm's tanhf: it is a call per element (glibc's goes through
  * expm1f), a quarter of LSTM training time in perf; this is branch-free
  * arithmetic that the compiler vectorises.  Measured against tanh() in
- * double over every finite float: at most 4.1e-7 absolute error (near
- * +-1, about 7 ulp there), |result| <= 1, odd, NaN in gives NaN out
- * (tests/check_layers.c checks a grid). */
+ * double over every finite float (bench/tanh-error.c): at most 4.1e-7
+ * absolute error (near +-1, about 7 ulp there); odd; NaN in, NaN out. */
 static inline float ram_tanh(float x) {
     const float lim = 7.90531110763549805f;
     const float c = x < -lim ? -lim : x > lim ? lim : x, c2 = c * c;
@@ -113,13 +113,16 @@ static inline float ram_tanh(float x) {
 }
 
 /* The logistic function as 1/2 + tanh(x/2)/2: the same vectorisable
- * arithmetic, at most 2.1e-7 absolute error (a gate's error is absolute). */
+ * arithmetic, at most 2.1e-7 absolute error.  Exactly 0 below x = -15.8,
+ * where the true value is under 1.4e-7: right in absolute terms, which is
+ * what a gate needs, not in relative terms. */
 static inline float ram_sigmoid(float x) {
     return 0.5f + 0.5f * ram_tanh(0.5f * x);
 }
 
 /* LSTM pointwise part.  gates: n x 4H pre-activations [i f g o], replaced by
- * their activations; c_prev, c, h: n x H. */
+ * their activations; c_prev, c, h: n x H.  No two arrays may overlap, here
+ * and in ram_lstm_backward (the loops are compiled on that promise). */
 RAM_HIDDEN void ram_lstm_forward(float *gates, const float *c_prev, float *c, float *h, int n,
                                  int H);
 /* The same for units [u0, u1) only (gates i, f, g, o of those units). */

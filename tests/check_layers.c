@@ -281,24 +281,29 @@ END_TEST
 /* ---- the LSTM's tanh and logistic function ---- */
 
 /* Against tanh() and the logistic function in double on a fine grid and at
- * the edges: the bounds that internal.h states (measured there over every
- * finite float), the range, oddness, tiny arguments and NaN. */
+ * the edges: the error bounds of internal.h (measured there over every
+ * finite float by bench/tanh-error.c; the grid's worst is lower), the
+ * range, oddness, tiny arguments and NaN.  Failures are counted in the
+ * loop and asserted once: a passing ck_assert costs a write to Check's
+ * pipe, too much 200,000 times under valgrind. */
 START_TEST(test_fast_tanh_sigmoid) {
     double worst_t = 0, worst_s = 0;
+    long out_of_range = 0, not_odd = 0;
     for (int i = -100000; i <= 100000; i++) {
         const float x = (float)i * 2e-4f; /* [-20, 20] */
         const float t = ram_tanh(x), sg = ram_sigmoid(x);
         worst_t = fmax(worst_t, fabs((double)t - tanh((double)x)));
         worst_s = fmax(worst_s, fabs((double)sg - 1 / (1 + exp(-(double)x))));
-        ck_assert(t >= -1.0f && t <= 1.0f);
-        ck_assert(sg >= 0.0f && sg <= 1.0f);
-        ck_assert(ram_tanh(-x) == -t);
+        out_of_range += !(t >= -1.0f && t <= 1.0f) + !(sg >= 0.0f && sg <= 1.0f);
+        not_odd += ram_tanh(-x) != -t;
     }
-    ck_assert_msg(worst_t <= 4.2e-7, "tanh: max abs error %g", worst_t);
+    ck_assert_msg(worst_t <= 4.1e-7, "tanh: max abs error %g", worst_t);
     ck_assert_msg(worst_s <= 2.1e-7, "sigmoid: max abs error %g", worst_s);
+    ck_assert_int_eq(out_of_range, 0);
+    ck_assert_int_eq(not_odd, 0);
     const float tiny[] = {0.0f, -0.0f, 1e-30f, -3e-4f, 1.4e-45f};
     for (size_t i = 0; i < sizeof tiny / sizeof *tiny; i++)
-        ck_assert(ram_tanh(tiny[i]) == tiny[i]); /* tanh(x) rounds to x */
+        ck_assert(ram_tanh(tiny[i]) == tiny[i]); /* x itself below 4e-4 */
     ck_assert(signbit(ram_tanh(-0.0f)));
     ck_assert_float_eq(ram_tanh(INFINITY), 1.0f);
     ck_assert_float_eq(ram_tanh(-INFINITY), -1.0f);
