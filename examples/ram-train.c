@@ -96,6 +96,7 @@ static void usage(FILE *f) {
         "  --optim adam|sgd (adam)  --lr F (1e-3)  --lr-final F (= lr)\n"
         "  --decay-epochs N      linear lr decay over N epochs (= epochs)\n"
         "  --momentum F (0.9)  --nesterov  --clip F (5; 0 = off)\n"
+        "  --weight-decay F      decoupled weight decay, AdamW style (0 = off)\n"
         "  --beta1 F (0.9)  --beta2 F (0.999)  --adam-eps F (1e-8)\n");
 }
 
@@ -279,6 +280,9 @@ static int parse(int argc, char **argv, options *o) {
             o->tp.eps = (float)r;
         } else if (FLAG("--nesterov")) {
             o->tp.nesterov = 1;
+        } else if (FLAG("--weight-decay")) {
+            REAL(r);
+            o->tp.weight_decay = (float)r;
         } else if (FLAG("--clip")) {
             REAL(r);
             o->tp.clip_norm = (float)r;

@@ -24,6 +24,7 @@ static void trainer_defaults(ram_trainer_params *p) {
     p->clip_norm = 5.0f;
     p->max_batch = 128;
     p->threads = 1;
+    p->weight_decay = 0.0f;
 }
 
 void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size) {
@@ -266,6 +267,12 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "trainer_create: momentum, beta1, beta2 must be in [0, 1), eps finite "
                         "and > 0, clip_norm finite and >= 0");
+    /* lr * weight_decay >= 1 would flip or zero every weight at each step. */
+    if (!isfinite(p.weight_decay) || p.weight_decay < 0 ||
+        (double)fmaxf(p.lr, p.lr_final) * p.weight_decay >= 1)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "trainer_create: weight_decay %g must be finite, >= 0 and below 1 / lr",
+                        (double)p.weight_decay);
     if (p.max_batch < 1 || p.max_batch > 1 << 16 || p.threads < 1 || p.threads > 256)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "trainer_create: max_batch %d not in [1, 65536] or threads %d not in "
@@ -361,13 +368,17 @@ static float current_lr(const ram_trainer *t) {
     return (float)(t->p.lr + (t->p.lr_final - t->p.lr) * f);
 }
 
-/* One optimizer update of `n` weights w with gradient g, state offset `o`. */
+/* One optimizer update of `n` weights w with gradient g, state offset `o`;
+ * `decay` scales w first (decoupled weight decay; 1 = none). */
 static void update(ram_trainer *t, float *restrict w, const float *restrict g, size_t n, size_t o,
-                   float lr, float scale) {
+                   float lr, float scale, float decay) {
     /* Locals and restrict: the loops vectorise only once the compiler knows
      * that writing w cannot change the hyper-parameters. */
     float *restrict m1 = t->m1 + o, *restrict m2 = t->m2 + o;
     const ram_trainer_params *p = &t->p;
+    if (decay != 1.0f)
+        for (size_t i = 0; i < n; i++)
+            w[i] *= decay;
     if (p->optimizer == RAM_OPT_SGD) {
         const float mom = p->momentum;
         const bool nesterov = p->nesterov;
@@ -459,8 +470,9 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     float scale = 1.0f;
     if (t->p.clip_norm > 0 && norm > t->p.clip_norm) scale = (float)(t->p.clip_norm / norm);
     const float lr = current_lr(t);
-    update(t, t->m->w, g, np, 0, lr, scale);
-    if (nb) update(t, t->pol->bw, gb, nb, np, lr, scale);
+    /* The gradient was taken at the weights before the decay: AdamW's order. */
+    update(t, t->m->w, g, np, 0, lr, scale, 1.0f - lr * t->p.weight_decay);
+    if (nb) update(t, t->pol->bw, gb, nb, np, lr, scale, 1.0f);
     t->step++;
     if (stats) {
         stats->nll = (float)(nll / n);

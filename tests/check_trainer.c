@@ -57,6 +57,7 @@ typedef struct setup {
 
 static int image_side = SIDE; /* another size gives the same tensor shapes */
 static ram_baseline_type setup_baseline = RAM_BASELINE_LINEAR;
+static float setup_weight_decay = 0.0f;
 
 static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type core) {
     ram_model_params mp;
@@ -85,6 +86,7 @@ static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type c
     tp.nesterov = 1;
     tp.max_batch = BATCH;
     tp.threads = threads;
+    tp.weight_decay = setup_weight_decay;
     ck_assert_int_eq(ram_trainer_create(s->m, s->pol, &tp, &s->t), RAM_OK);
 }
 
@@ -448,6 +450,60 @@ static void *fake_rank_main(void *arg) {
     return NULL;
 }
 
+/* Decoupled weight decay: one step from the same start with and without it
+ * ends apart by exactly the decay of the starting weights, lr * wd * w0
+ * (the gradient is taken before the decay, so the optimizer's step is the
+ * same), for Adam and SGD; the baseline's weights are not decayed; values
+ * that would flip the weights are refused. */
+START_TEST(test_weight_decay) {
+    make_data();
+    const float wd = 0.5f;
+    for (int o = 0; o < 2; o++) {
+        const ram_optimizer opt = o ? RAM_OPT_SGD : RAM_OPT_ADAM;
+        const float lr = opt == RAM_OPT_SGD ? 0.05f : 3e-3f; /* make_setup's, at step 0 */
+        setup a, b;
+        make_setup(&a, 2, opt, RAM_CORE_LSTM);
+        setup_weight_decay = wd;
+        make_setup(&b, 2, opt, RAM_CORE_LSTM);
+        setup_weight_decay = 0.0f;
+        const size_t np = a.m->n_params;
+        float *w0 = malloc(sizeof(float) * np);
+        ck_assert_ptr_nonnull(w0);
+        memcpy(w0, a.m->w, sizeof(float) * np);
+        train_steps(&a, 1);
+        train_steps(&b, 1);
+        double off = 0, decayed = 0;
+        for (size_t i = 0; i < np; i++) {
+            const double expect = (double)a.m->w[i] - (double)lr * wd * w0[i];
+            off = fmax(off, fabs(b.m->w[i] - expect));
+            decayed = fmax(decayed, fabs(b.m->w[i] - a.m->w[i]));
+        }
+        ck_assert_msg(off < 1e-7, "decay off by %g", off);
+        ck_assert_msg(decayed > 1e-4, "decay invisible (%g)", decayed);
+        ck_assert_mem_eq(a.pol->bw, b.pol->bw, sizeof(float) * a.pol->n_bw);
+        free(w0);
+        free_setup(&a);
+        free_setup(&b);
+    }
+    setup f;
+    make_setup(&f, 1, RAM_OPT_SGD, RAM_CORE_RNN);
+    ram_trainer_params tp;
+    ram_trainer_params_init(&tp);
+    ram_trainer *t = NULL;
+    const float lrs[3][2] = {{0.1f, 0.1f}, {0.1f, 0.1f}, {1e-3f, 0.2f}};
+    const float wds[3] = {-1e-3f, 10.0f, 5.0f}; /* < 0; lr * wd = 1; lr_final * wd = 1 */
+    for (int c = 0; c < 3; c++) {
+        tp.lr = lrs[c][0];
+        tp.lr_final = lrs[c][1];
+        tp.weight_decay = wds[c];
+        ck_assert_int_eq(ram_trainer_create(f.m, f.pol, &tp, &t), RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_null(t);
+        ck_assert_ptr_nonnull(strstr(ram_last_error(), "weight_decay"));
+    }
+    free_setup(&f);
+}
+END_TEST
+
 START_TEST(test_gradient_hook) {
     make_data();
     /* An identity hook changes nothing, is called once per step, sees it all:
@@ -744,6 +800,7 @@ static Suite *trainer_suite(void) {
     tcase_add_test(th, test_failed_step_changes_nothing);
     tcase_add_test(th, test_evaluate_matches_classify);
     tcase_add_test(th, test_gradient_hook);
+    tcase_add_test(th, test_weight_decay);
     tcase_add_test(th, test_stats_and_schedule);
     suite_add_tcase(s, th);
     TCase *learn = tcase_create("learning");

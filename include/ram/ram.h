@@ -425,6 +425,12 @@ typedef struct ram_trainer_params {
     int max_batch;           /**< largest batch train_batch will see, <= 65536 (128) */
     int threads;             /**< worker threads splitting each batch, <= 256 (1).
                                   Results are deterministic for a given thread count. */
+    float weight_decay;      /**< decoupled weight decay (AdamW, and the same for SGD):
+                                  each step first scales the model's weights by
+                                  1 - lr * weight_decay, biases included, the
+                                  baseline's not; lr * weight_decay must be < 1.
+                                  0 = off (0); also for a caller built against a
+                                  header without this field. */
 } ram_trainer_params;
 
 /** One train_batch() report.  Losses are batch means. */

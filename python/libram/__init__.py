@@ -729,7 +729,7 @@ class Trainer(_Closeable):
     ram_trainer_params_init()'s defaults with `params` applied: the fields
     of ram_trainer_params (optimizer "adam" or "sgd", lr, lr_final,
     decay_steps, momentum, nesterov, beta1, beta2, eps, clip_norm,
-    max_batch, threads).  lr_final follows lr unless given, as ram.h
+    max_batch, threads, weight_decay).  lr_final follows lr unless given, as ram.h
     documents.  Without a policy the trainer makes a default Policy(model)
     of its own and closes it with itself.
 

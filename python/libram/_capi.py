@@ -156,6 +156,7 @@ class TrainerParams(ctypes.Structure):
         ("clip_norm", ctypes.c_float),
         ("max_batch", ctypes.c_int),
         ("threads", ctypes.c_int),
+        ("weight_decay", ctypes.c_float),
     ]
 
 

@@ -198,6 +198,7 @@ def test_struct_sizes_and_defaults():
     assert (t.max_batch, t.threads) == (128, 1)
     assert t.beta2 == pytest.approx(0.999, abs=1e-6)
     assert (t.optimizer, t.decay_steps, t.lr_final) == (libram.OPTIMIZERS["adam"], 0, t.lr)
+    assert t.weight_decay == 0.0
     p = _capi.defaults(_capi.PolicyParams)
     assert (p.std, p.baseline, p.hidden, p.steps, p.reward_scale, p.discount, p.detach_core,
             p.seed) == (0.0, 0, 0, 0, 1.0, 1.0, 1, 1)
@@ -578,6 +579,16 @@ def test_lr_schedule(make_trainer):
                                  momentum=0.5, nesterov=True)
     lrs = [trainer.train_batch(x, y).lr for _ in range(3)]
     assert [round(v, 7) for v in lrs] == [0.01, 0.005, 0.0]
+
+
+def test_weight_decay(make_trainer):
+    x, y = thirds(4, seed=4)
+    _, _, trainer = make_trainer(weight_decay=0.1)  # decoupled, AdamW style
+    assert math.isfinite(trainer.train_batch(x, y).loss)
+    for bad in (-0.1, float("nan"), 1000.0):  # < 0, NaN, lr * weight_decay >= 1
+        with pytest.raises(libram.InvalidArgumentError) as info:
+            make_trainer(weight_decay=bad)
+        assert "weight_decay" in info.value.message
 
 
 def test_bad_labels_and_lengths(make_trainer, buffers):
