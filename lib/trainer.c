@@ -369,23 +369,21 @@ static float current_lr(const ram_trainer *t) {
 }
 
 /* One optimizer update of `n` weights w with gradient g, state offset `o`;
- * `decay` scales w first (decoupled weight decay; 1 = none). */
+ * `decay` scales w before the step (decoupled weight decay), in the same
+ * pass: w * 1 is w, so without decay the bits are those of a plain step. */
 static void update(ram_trainer *t, float *restrict w, const float *restrict g, size_t n, size_t o,
                    float lr, float scale, float decay) {
     /* Locals and restrict: the loops vectorise only once the compiler knows
      * that writing w cannot change the hyper-parameters. */
     float *restrict m1 = t->m1 + o, *restrict m2 = t->m2 + o;
     const ram_trainer_params *p = &t->p;
-    if (decay != 1.0f)
-        for (size_t i = 0; i < n; i++)
-            w[i] *= decay;
     if (p->optimizer == RAM_OPT_SGD) {
         const float mom = p->momentum;
         const bool nesterov = p->nesterov;
         for (size_t i = 0; i < n; i++) {
             float gi = g[i] * scale;
             m1[i] = mom * m1[i] + gi;
-            w[i] -= lr * (nesterov ? gi + mom * m1[i] : m1[i]);
+            w[i] = w[i] * decay - lr * (nesterov ? gi + mom * m1[i] : m1[i]);
         }
     } else {
         const double k = (double)t->step + 1;
@@ -395,7 +393,7 @@ static void update(ram_trainer *t, float *restrict w, const float *restrict g, s
             float gi = g[i] * scale;
             m1[i] = b1 * m1[i] + (1 - b1) * gi;
             m2[i] = b2 * m2[i] + (1 - b2) * gi * gi;
-            w[i] -= lr * (m1[i] * c1) / (sqrtf(m2[i] * c2) + eps);
+            w[i] = w[i] * decay - lr * (m1[i] * c1) / (sqrtf(m2[i] * c2) + eps);
         }
     }
 }
