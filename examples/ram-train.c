@@ -97,6 +97,9 @@ static void usage(FILE *f) {
         "  --decay-epochs N      linear lr decay over N epochs (= epochs)\n"
         "  --momentum F (0.9)  --nesterov  --clip F (5; 0 = off)\n"
         "  --weight-decay F      decoupled weight decay, AdamW style (0 = off)\n"
+        "  --average F           validate and keep a moving average of the weights with\n"
+        "                        this decay per step, e.g. 0.999 (0 = off); the CSV gains\n"
+        "                        val_error_last, the last weights' validation error\n"
         "  --beta1 F (0.9)  --beta2 F (0.999)  --adam-eps F (1e-8)\n");
 }
 
@@ -283,6 +286,9 @@ static int parse(int argc, char **argv, options *o) {
         } else if (FLAG("--weight-decay")) {
             REAL(r);
             o->tp.weight_decay = (float)r;
+        } else if (FLAG("--average")) {
+            REAL(r);
+            o->tp.average_decay = (float)r;
         } else if (FLAG("--clip")) {
             REAL(r);
             o->tp.clip_norm = (float)r;
@@ -475,6 +481,7 @@ int main(int argc, char **argv) {
     int decay_epochs = o.decay_epochs >= 0 ? o.decay_epochs : o.epochs;
     o.tp.decay_steps = o.tp.lr_final != o.tp.lr ? decay_epochs * steps_per_epoch : 0;
     TRY(ram_trainer_create(model, policy, &o.tp, &trainer));
+    const int averaging = o.tp.average_decay > 0;
 
     run_state st = {0, 1.0, 0.0};
 #ifdef RAM_TRAIN_MPI
@@ -515,7 +522,8 @@ int main(int argc, char **argv) {
             goto fail;
         }
         if (st.epoch == 0)
-            fprintf(log, "epoch,seconds,train_error,val_error,lr,nll,reward,baseline\n");
+            fprintf(log, "epoch,seconds,train_error,val_error,lr,nll,reward,baseline%s\n",
+                    averaging ? ",val_error_last" : "");
     }
     perm = malloc(sizeof(int) * n_train);
     batch_images = malloc(sizeof(float) * o.batch * pixels);
@@ -592,26 +600,41 @@ int main(int argc, char **argv) {
             continue;
         }
 #endif
-        double val_err;
-        TRY(ram_trainer_evaluate(trainer, val_images, val_labels, o.val, &val_err));
+        /* With --average the average is validated, and kept when best; the
+         * last weights' error is printed next to it. */
+        double val_err, val_last = 0;
+        TRY(ram_trainer_evaluate(trainer, val_images, val_labels, o.val, &val_last));
+        val_err = val_last;
+        if (averaging) {
+            TRY(ram_trainer_swap_average(trainer));
+            ram_status es = ram_trainer_evaluate(trainer, val_images, val_labels, o.val, &val_err);
+            TRY(es ? es : ram_trainer_swap_average(trainer));
+        }
         double dt = now() - t0;
         st.elapsed += dt;
         int best = val_err < st.best_val;
         if (best) {
             st.best_val = val_err;
-            TRY(ram_model_save(model, o.out));
+            if (averaging) TRY(ram_trainer_swap_average(trainer));
+            ram_status ss = ram_model_save(model, o.out);
+            TRY(averaging ? ram_trainer_swap_average(trainer) : RAM_OK);
+            TRY(ss);
         }
-        char el[32];
+        char el[32], last_txt[40] = "";
         fmt_time(st.elapsed, el, sizeof el);
+        if (averaging)
+            snprintf(last_txt, sizeof last_txt, "  (last weights %.2f%%)", 100 * val_last);
         fprintf(stderr,
-                "%sepoch %3d  train err %6.2f%%  val err %6.2f%%%s  nll %.4f  reward %.3f  lr "
+                "%sepoch %3d  train err %6.2f%%  val err %6.2f%%%s%s  nll %.4f  reward %.3f  lr "
                 "%.2e  %.1fs  (total %s)%s\n",
                 tty ? "\r" : "", st.epoch + 1, 100.0 * wrong / seen, 100 * val_err,
-                best ? " *" : "  ", nll / seen, reward / seen, s.lr, dt, el,
+                best ? " *" : "  ", last_txt, nll / seen, reward / seen, s.lr, dt, el,
                 stopped ? "  [time budget reached]" : "");
         if (log) {
-            fprintf(log, "%d,%.1f,%.5f,%.5f,%.3g,%.5f,%.5f,%.5f\n", st.epoch + 1, st.elapsed,
+            fprintf(log, "%d,%.1f,%.5f,%.5f,%.3g,%.5f,%.5f,%.5f", st.epoch + 1, st.elapsed,
                     (double)wrong / seen, val_err, s.lr, nll / seen, reward / seen, base / seen);
+            if (averaging) fprintf(log, ",%.5f", val_last);
+            fputc('\n', log);
             fflush(log);
         }
         run_state next = st;

@@ -25,6 +25,7 @@ static void trainer_defaults(ram_trainer_params *p) {
     p->max_batch = 128;
     p->threads = 1;
     p->weight_decay = 0.0f;
+    p->average_decay = 0.0f;
 }
 
 void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size) {
@@ -63,6 +64,8 @@ struct ram_trainer {
     void *hook_user;
     float *flat;
     float *m1, *m2; /* optimizer state over [model weights, baseline weights] */
+    float *avg;     /* moving average of the model weights (average_decay > 0), else NULL */
+    bool avg_in;    /* swap_average() put avg into the model (and the weights into avg) */
     long step;
     ram_rng rng; /* shuffling */
     /* the batch being processed */
@@ -243,6 +246,7 @@ void ram_trainer_free(ram_trainer *t) {
     free(t->flat);
     free(t->m1);
     free(t->m2);
+    free(t->avg);
     free(t);
 }
 
@@ -273,6 +277,10 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "trainer_create: weight_decay %g must be finite, >= 0 and below 1 / lr",
                         (double)p.weight_decay);
+    if (!(p.average_decay >= 0 && p.average_decay < 1)) /* also false for NaN */
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "trainer_create: average_decay %g must be in [0, 1)",
+                        (double)p.average_decay);
     if (p.max_batch < 1 || p.max_batch > 1 << 16 || p.threads < 1 || p.threads > 256)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "trainer_create: max_batch %d not in [1, 65536] or threads %d not in "
@@ -299,6 +307,10 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
     t->m1 = calloc(nopt, sizeof(float));
     t->m2 = calloc(nopt, sizeof(float));
     if (!t->w || !t->eps || !t->m1 || !t->m2) goto oom;
+    if (p.average_decay > 0) {
+        if (!(t->avg = malloc(sizeof(float) * m->n_params))) goto oom;
+        memcpy(t->avg, m->w, sizeof(float) * m->n_params);
+    }
     for (int k = 0; k < t->nw; k++) {
         worker *wk = &t->w[k];
         if ((s = ram_ws_init(&wk->ws, m, (int)slice, true))) {
@@ -398,10 +410,47 @@ static void update(ram_trainer *t, float *restrict w, const float *restrict g, s
     }
 }
 
+/* After step k: avg += (1 - d) (w - avg), TensorFlow's warm-up for d. */
+static void update_average(ram_trainer *t) {
+    const double k = (double)t->step;
+    const float d = fminf(t->p.average_decay, (float)((1 + k) / (10 + k))), a = 1 - d;
+    float *restrict avg = t->avg;
+    const float *restrict w = t->m->w;
+    for (size_t i = 0; i < t->m->n_params; i++)
+        avg[i] += a * (w[i] - avg[i]);
+}
+
+static ram_status refuse_average_in(const char *what) {
+    return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                    "%s: the model holds the weights' average; call ram_trainer_swap_average() "
+                    "again first",
+                    what);
+}
+
+ram_status ram_trainer_swap_average(ram_trainer *t) {
+    if (!t) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "swap_average: trainer is NULL");
+    if (!t->avg)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "swap_average: this trainer keeps no average (average_decay = 0)");
+    float *restrict avg = t->avg, *restrict w = t->m->w;
+    for (size_t i = 0; i < t->m->n_params; i++) {
+        const float x = w[i];
+        w[i] = avg[i];
+        avg[i] = x;
+    }
+    t->avg_in = !t->avg_in;
+    return RAM_OK;
+}
+
+int ram_trainer_average_in(const ram_trainer *t) {
+    return t && t->avg_in;
+}
+
 ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels, int n,
                                    ram_train_stats *stats) {
     ram_status s = check_batch(t, images, labels, n, t ? t->p.max_batch : 0, "train_batch");
     if (s) return s;
+    if (t->avg_in) return refuse_average_in("train_batch");
     const int T = t->m->p.glimpses;
     const ram_rng rng_before = t->pol->rng; /* a failed step must change nothing */
     for (size_t i = 0; i < (size_t)n * T * 2; i++)
@@ -471,6 +520,7 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     /* The gradient was taken at the weights before the decay: AdamW's order. */
     update(t, t->m->w, g, np, 0, lr, scale, 1.0f - lr * t->p.weight_decay);
     if (nb) update(t, t->pol->bw, gb, nb, np, lr, scale, 1.0f);
+    if (t->avg) update_average(t);
     t->step++;
     if (stats) {
         stats->nll = (float)(nll / n);
@@ -576,6 +626,7 @@ ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char *path, c
                                        size_t user_len) {
     if (!t || !path || (!user && user_len))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "save_checkpoint: NULL argument");
+    if (t->avg_in) return refuse_average_in("save_checkpoint");
     const ram_policy *pol = t->pol;
     const size_t nopt = t->m->n_params + pol->n_bw;
     ram_buf file = {0}, c = {0};
@@ -597,6 +648,13 @@ ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char *path, c
     ram_buf_floats(&c, t->m2, nopt);
     ram_file_chunk(&file, RAM_TAG('O', 'P', 'T', 'M'), &c);
 
+    if (t->avg) {
+        c.len = 0;
+        ram_buf_u64(&c, t->m->n_params);
+        ram_buf_floats(&c, t->avg, t->m->n_params);
+        ram_file_chunk(&file, RAM_TAG('A', 'V', 'R', 'G'), &c);
+    }
+
     c.len = 0;
     ram_buf_bytes(&c, user, user_len);
     ram_file_chunk(&file, RAM_TAG('U', 'S', 'E', 'R'), &c);
@@ -610,7 +668,7 @@ static ram_status load_checkpoint(ram_trainer *t, const unsigned char *data, siz
                                   const char *name, void *user, size_t user_cap, size_t *user_len) {
     ram_status s;
     struct ram_model *m = NULL;
-    float *m1 = NULL, *m2 = NULL, *bw = NULL;
+    float *m1 = NULL, *m2 = NULL, *bw = NULL, *avg = NULL;
     ram_policy *pol = t->pol;
     const size_t nopt = t->m->n_params + pol->n_bw;
     ram_reader pc, oc, uc;
@@ -671,8 +729,29 @@ static ram_status load_checkpoint(ram_trainer *t, const unsigned char *data, siz
                      name);
         goto done;
     }
+    if (t->avg) { /* the file's average, or one that starts from its weights */
+        ram_reader ac;
+        if (!(avg = malloc(sizeof(float) * m->n_params))) {
+            s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "load_checkpoint: out of memory");
+            goto done;
+        }
+        if (ram_file_find(data, len, RAM_TAG('A', 'V', 'R', 'G'), &ac)) {
+            const uint64_t na = ram_rd_u64(&ac);
+            if (ac.bad || na != m->n_params || !ram_rd_floats(&ac, avg, m->n_params) ||
+                !all_finite(avg, m->n_params)) {
+                s = ram_fail(RAM_ERR_FORMAT,
+                             "%s: the weights' average is short, of the wrong size or not "
+                             "finite",
+                             name);
+                goto done;
+            }
+        } else {
+            memcpy(avg, m->w, sizeof(float) * m->n_params);
+        }
+    }
     /* Everything checked: commit. */
     memcpy(t->m->w, m->w, sizeof(float) * m->n_params);
+    if (avg) memcpy(t->avg, avg, sizeof(float) * m->n_params);
     if (nbw) memcpy(pol->bw, bw, sizeof(float) * nbw);
     pol->rng = prng;
     t->rng = trng;
@@ -686,6 +765,7 @@ done:
     free(bw);
     free(m1);
     free(m2);
+    free(avg);
     return s;
 }
 
@@ -693,6 +773,7 @@ ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *u
                                        size_t user_cap, size_t *user_len) {
     if (!t || !path || (!user && user_cap))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "load_checkpoint: NULL argument");
+    if (t->avg_in) return refuse_average_in("load_checkpoint");
     unsigned char *data;
     size_t len;
     ram_status s = ram_file_read(path, &data, &len);
@@ -706,6 +787,7 @@ ram_status ram_trainer_load_checkpoint_memory(ram_trainer *t, const void *data, 
                                               void *user, size_t user_cap, size_t *user_len) {
     if (!t || (!data && size) || (!user && user_cap))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "load_checkpoint_memory: NULL argument");
+    if (t->avg_in) return refuse_average_in("load_checkpoint_memory");
     const char *name = "checkpoint (in memory)";
     ram_status s = ram_file_verify(data, size, name);
     if (s) return s;

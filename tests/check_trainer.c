@@ -58,6 +58,7 @@ typedef struct setup {
 static int image_side = SIDE; /* another size gives the same tensor shapes */
 static ram_baseline_type setup_baseline = RAM_BASELINE_LINEAR;
 static float setup_weight_decay = 0.0f;
+static float setup_average_decay = 0.0f;
 
 static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type core) {
     ram_model_params mp;
@@ -87,6 +88,7 @@ static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type c
     tp.max_batch = BATCH;
     tp.threads = threads;
     tp.weight_decay = setup_weight_decay;
+    tp.average_decay = setup_average_decay;
     ck_assert_int_eq(ram_trainer_create(s->m, s->pol, &tp, &s->t), RAM_OK);
 }
 
@@ -504,6 +506,107 @@ START_TEST(test_weight_decay) {
 }
 END_TEST
 
+/* The moving average of the weights: training is the same with and without
+ * it (bits); swap_average() puts avg_k = avg_{k-1} + (1 - d_k)(w_k - avg_{k-1}),
+ * d_k = min(decay, (1 + k) / (10 + k)), into the model (computed here in
+ * double from the weights after each step) and the second swap restores the
+ * trained weights bit for bit; with the average in, training and
+ * checkpoints are refused; a checkpoint carries the average, and one
+ * without it starts the average from its weights. */
+START_TEST(test_weight_average) {
+    make_data();
+    char path[64], plain[64];
+    snprintf(path, sizeof path, "check_trainer-avg-%ld.ckpt", (long)getpid());
+    snprintf(plain, sizeof plain, "check_trainer-avg0-%ld.ckpt", (long)getpid());
+    const float decay = 0.9f;
+    setup a, b;
+    make_setup(&a, 2, RAM_OPT_ADAM, RAM_CORE_RNN);
+    setup_average_decay = decay;
+    make_setup(&b, 2, RAM_OPT_ADAM, RAM_CORE_RNN);
+    setup_average_decay = 0.0f;
+    const size_t np = b.m->n_params;
+    double *ref = malloc(sizeof(double) * np);
+    float *w = malloc(sizeof(float) * np);
+    ck_assert(ref && w);
+    for (size_t i = 0; i < np; i++)
+        ref[i] = b.m->w[i];
+    for (int k = 0; k < 20; k++) { /* past the warm-up: d reaches 0.9 at k = 80 / 10 */
+        train_steps(&a, 1);
+        train_steps(&b, 1);
+        const double d = fmin(decay, (1.0 + k) / (10.0 + k));
+        for (size_t i = 0; i < np; i++)
+            ref[i] += (1 - d) * (b.m->w[i] - ref[i]);
+    }
+    ck_assert_mem_eq(a.m->w, b.m->w, sizeof(float) * np);
+    memcpy(w, b.m->w, sizeof(float) * np);
+    ck_assert_int_eq(ram_trainer_average_in(b.t), 0);
+    ck_assert_int_eq(ram_trainer_swap_average(b.t), RAM_OK);
+    ck_assert_int_eq(ram_trainer_average_in(b.t), 1);
+    double off = 0, apart = 0;
+    for (size_t i = 0; i < np; i++) {
+        off = fmax(off, fabs(b.m->w[i] - ref[i]));
+        apart = fmax(apart, fabs(b.m->w[i] - w[i]));
+    }
+    ck_assert_msg(off < 1e-6, "average off by %g", off);
+    ck_assert_msg(apart > 1e-4, "the average equals the weights (%g): nothing tested", apart);
+    float *avg = malloc(sizeof(float) * np);
+    ck_assert_ptr_nonnull(avg);
+    memcpy(avg, b.m->w, sizeof(float) * np);
+    /* With the average in: evaluating works, training and checkpoints do not. */
+    double err;
+    ck_assert_int_eq(ram_trainer_evaluate(b.t, data, labels, NDATA, &err), RAM_OK);
+    ck_assert_int_eq(ram_trainer_train_batch(b.t, data, labels, BATCH, NULL),
+                     RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "swap_average"));
+    ck_assert_int_eq(ram_trainer_save_checkpoint(b.t, path, NULL, 0), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_trainer_load_checkpoint(b.t, path, NULL, 0, NULL),
+                     RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_mem_eq(b.m->w, avg, sizeof(float) * np);
+    ck_assert_int_eq(ram_trainer_swap_average(b.t), RAM_OK);
+    ck_assert_mem_eq(b.m->w, w, sizeof(float) * np);
+
+    /* The checkpoint carries the average... */
+    ck_assert_int_eq(ram_trainer_save_checkpoint(b.t, path, NULL, 0), RAM_OK);
+    ck_assert_int_eq(ram_trainer_save_checkpoint(a.t, plain, NULL, 0), RAM_OK);
+    setup c;
+    setup_average_decay = decay;
+    make_setup(&c, 1, RAM_OPT_ADAM, RAM_CORE_RNN);
+    ck_assert_int_eq(ram_trainer_load_checkpoint(c.t, path, NULL, 0, NULL), RAM_OK);
+    ck_assert_mem_eq(c.m->w, w, sizeof(float) * np);
+    ck_assert_int_eq(ram_trainer_swap_average(c.t), RAM_OK);
+    ck_assert_mem_eq(c.m->w, avg, sizeof(float) * np);
+    ck_assert_int_eq(ram_trainer_swap_average(c.t), RAM_OK);
+    /* ...one without it starts the average from its weights. */
+    ck_assert_int_eq(ram_trainer_load_checkpoint(c.t, plain, NULL, 0, NULL), RAM_OK);
+    ck_assert_int_eq(ram_trainer_swap_average(c.t), RAM_OK);
+    ck_assert_mem_eq(c.m->w, w, sizeof(float) * np);
+    free_setup(&c);
+    setup_average_decay = 0.0f;
+
+    /* Off: no swapping; out of [0, 1): refused. */
+    ck_assert_int_eq(ram_trainer_swap_average(a.t), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_trainer_swap_average(NULL), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_trainer_average_in(NULL), 0);
+    ram_trainer_params tp;
+    ram_trainer_params_init(&tp);
+    ram_trainer *t = NULL;
+    const float bad[3] = {-0.1f, 1.0f, NAN};
+    for (int i = 0; i < 3; i++) {
+        tp.average_decay = bad[i];
+        ck_assert_int_eq(ram_trainer_create(a.m, a.pol, &tp, &t), RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_null(t);
+        ck_assert_ptr_nonnull(strstr(ram_last_error(), "average_decay"));
+    }
+    free(ref);
+    free(w);
+    free(avg);
+    free_setup(&a);
+    free_setup(&b);
+    unlink(path);
+    unlink(plain);
+}
+END_TEST
+
 START_TEST(test_gradient_hook) {
     make_data();
     /* An identity hook changes nothing, is called once per step, sees it all:
@@ -801,6 +904,7 @@ static Suite *trainer_suite(void) {
     tcase_add_test(th, test_evaluate_matches_classify);
     tcase_add_test(th, test_gradient_hook);
     tcase_add_test(th, test_weight_decay);
+    tcase_add_test(th, test_weight_average);
     tcase_add_test(th, test_stats_and_schedule);
     suite_add_tcase(s, th);
     TCase *learn = tcase_create("learning");

@@ -431,6 +431,16 @@ typedef struct ram_trainer_params {
                                   baseline's not; lr * weight_decay must be < 1.
                                   0 = off (0); also for a caller built against a
                                   header without this field. */
+    float average_decay;     /**< keep an exponential moving average of the model's
+                                  weights (Polyak averaging, the rule of TensorFlow's
+                                  ExponentialMovingAverage with num_updates): after
+                                  step k (0, 1, ...) avg += (1 - d) (w - avg) with
+                                  d = min(average_decay, (1 + k) / (10 + k)).  With
+                                  noisy REINFORCE steps the average can be a better
+                                  model than the last weights, at least until the
+                                  learning rate has decayed (docs/training.md);
+                                  ram_trainer_swap_average() puts it in the model.
+                                  In [0, 1); 0 = off (0). */
 } ram_trainer_params;
 
 /** One train_batch() report.  Losses are batch means. */
@@ -513,6 +523,18 @@ RAM_API ram_status ram_trainer_set_gradient_hook(ram_trainer *t, ram_gradient_fn
 /** Length of the gradient a hook sees: model parameters + baseline weights. */
 RAM_API size_t ram_trainer_gradient_size(const ram_trainer *t);
 
+/**
+ * Exchange the model's weights with their moving average (average_decay > 0):
+ * after one call the model holds the average, to evaluate, classify with or
+ * save; the next call puts the trained weights back, bit for bit.  While the
+ * average is in, train_batch(), save_checkpoint() and load_checkpoint() fail
+ * with INVALID_ARGUMENT (they would train, save or overwrite the wrong
+ * weights).  Errors: INVALID_ARGUMENT (NULL, or a trainer without averaging).
+ */
+RAM_API ram_status ram_trainer_swap_average(ram_trainer *t);
+/** 1 while ram_trainer_swap_average() has the average in the model, else 0. */
+RAM_API int ram_trainer_average_in(const ram_trainer *t);
+
 /** Number of train_batch() steps taken so far. */
 RAM_API long ram_trainer_steps(const ram_trainer *t);
 /** A random permutation of 0..n-1 from the trainer's own RNG (saved in
@@ -521,9 +543,10 @@ RAM_API ram_status ram_trainer_shuffle(ram_trainer *t, int *perm, int n);
 
 /**
  * Save a checkpoint: model, policy (baseline weights, RNG), optimizer state,
- * step count, trainer RNG and `user_len` bytes of caller data (e.g. the epoch
- * counter), atomically as ram_model_save() does.  A checkpoint is also a
- * valid model file for ram_model_load().
+ * step count, trainer RNG, the weights' moving average (when average_decay >
+ * 0) and `user_len` bytes of caller data (e.g. the epoch counter),
+ * atomically as ram_model_save() does.  A checkpoint is also a valid model
+ * file for ram_model_load() (with the trained weights, not the average).
  */
 RAM_API ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char *path,
                                                const void *user, size_t user_len);
@@ -538,7 +561,9 @@ RAM_API ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char 
  * baseline weight or optimizer moment, a negative second moment, an all-zero
  * or NaN random-number state).  The policy's std, reward scale, discount and
  * detach_core and the learning-rate schedule are the trainer's own, not the
- * file's.  On error nothing is changed.
+ * file's.  A trainer with averaging takes the file's average, or starts it
+ * from the loaded weights when the file has none.  On error nothing is
+ * changed.
  */
 RAM_API ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path, void *user,
                                                size_t user_cap, size_t *user_len);

@@ -729,7 +729,8 @@ class Trainer(_Closeable):
     ram_trainer_params_init()'s defaults with `params` applied: the fields
     of ram_trainer_params (optimizer "adam" or "sgd", lr, lr_final,
     decay_steps, momentum, nesterov, beta1, beta2, eps, clip_norm,
-    max_batch, threads, weight_decay).  lr_final follows lr unless given, as ram.h
+    max_batch, threads, weight_decay, average_decay).  lr_final follows lr
+    unless given, as ram.h
     documents.  Without a policy the trainer makes a default Policy(model)
     of its own and closes it with itself.
 
@@ -874,6 +875,21 @@ class Trainer(_Closeable):
         with self._lock:
             _check(_capi.ram_trainer_set_gradient_hook(self._ptr, callback, None))
             self._hook = callback
+
+    def swap_average(self):
+        """Exchange the model's weights with their moving average (a trainer
+        made with average_decay > 0): after one call the model holds the
+        average, to evaluate, classify with or save; the next call puts the
+        trained weights back.  Training and checkpoints raise while the
+        average is in."""
+        with self._lock, self._model._lock:
+            _check(_capi.ram_trainer_swap_average(self._ptr))
+
+    @property
+    def average_in(self):
+        """True while swap_average() has the average in the model."""
+        with self._lock:
+            return bool(_capi.ram_trainer_average_in(self._ptr))
 
     @property
     def steps(self):

@@ -157,6 +157,7 @@ class TrainerParams(ctypes.Structure):
         ("max_batch", ctypes.c_int),
         ("threads", ctypes.c_int),
         ("weight_decay", ctypes.c_float),
+        ("average_decay", ctypes.c_float),
     ]
 
 
@@ -225,6 +226,8 @@ ram_trainer_train_batch = _fn("ram_trainer_train_batch", _STATUS, VOIDP, FLOATP,
 ram_trainer_evaluate = _fn("ram_trainer_evaluate", _STATUS, VOIDP, FLOATP, INTP, _INT,
                            ctypes.POINTER(ctypes.c_double))
 ram_trainer_steps = _fn("ram_trainer_steps", ctypes.c_long, VOIDP)
+ram_trainer_swap_average = _fn("ram_trainer_swap_average", _STATUS, VOIDP)
+ram_trainer_average_in = _fn("ram_trainer_average_in", _INT, VOIDP)
 GRADIENT_FN = ctypes.CFUNCTYPE(_STATUS, FLOATP, _SIZE, VOIDP)  # ram_gradient_fn
 ram_trainer_set_gradient_hook = _fn("ram_trainer_set_gradient_hook", _STATUS, VOIDP, GRADIENT_FN,
                                     VOIDP)

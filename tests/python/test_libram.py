@@ -591,6 +591,37 @@ def test_weight_decay(make_trainer):
         assert "weight_decay" in info.value.message
 
 
+def test_weight_average(make_trainer, tmp_path):
+    x, y = thirds(8, seed=4)
+    model, _, trainer = make_trainer(average_decay=0.5)
+    for _ in range(3):
+        trainer.train_batch(x, y)
+    def probs(c):
+        return [float(v) for v in (c.probs.ravel() if hasattr(c.probs, "ravel") else c.probs)]
+
+    last = probs(model.classify(x))
+    assert not trainer.average_in
+    trainer.swap_average()  # the model now holds the average
+    assert trainer.average_in
+    averaged = probs(model.classify(x))
+    with pytest.raises(libram.InvalidArgumentError) as info:
+        trainer.train_batch(x, y)
+    assert "swap_average" in info.value.message
+    with pytest.raises(libram.InvalidArgumentError):
+        trainer.save_checkpoint(str(tmp_path / "a.ckpt"))
+    trainer.evaluate(x, y)  # evaluating the average is what it is for
+    trainer.swap_average()
+    assert not trainer.average_in
+    assert probs(model.classify(x)) == last and averaged != last
+    _, _, plain = make_trainer()
+    with pytest.raises(libram.InvalidArgumentError):
+        plain.swap_average()
+    for bad in (-0.1, 1.0, float("nan")):
+        with pytest.raises(libram.InvalidArgumentError) as info:
+            make_trainer(average_decay=bad)
+        assert "average_decay" in info.value.message
+
+
 def test_bad_labels_and_lengths(make_trainer, buffers):
     _, _, trainer = make_trainer()
     x, y = thirds(4, seed=5)
