@@ -4,7 +4,8 @@
  * A checkpoint is only accepted by a trainer of the same architecture,
  * baseline and optimizer, so the target builds one to fit each input: the
  * model part is loaded with ram_model_load_memory(), the baseline type and
- * optimizer are read from the PLCY and OPTM chunks (when in range), and a
+ * optimizer are read from the PLCY and OPTM chunks (when in range), a file
+ * with an AVRG chunk gets a trainer that keeps an average, and a
  * one-thread trainer is created around a copy of that model.  Each input is
  * tried as it is and rewrapped with a correct checksum (fuzz_wrap.h).  Then:
  *  - a failed load must leave the trainer as it was (weights, baseline
@@ -35,6 +36,8 @@ static void try_checkpoint(const unsigned char *data, size_t size) {
         uint32_t o = ram_rd_u32(&oc);
         if (o <= RAM_OPT_ADAM) tp.optimizer = (ram_optimizer)o;
     }
+    ram_reader ac;
+    if (ram_file_find(data, size, RAM_TAG('A', 'V', 'R', 'G'), &ac)) tp.average_decay = 0.5f;
     ram_model_params mp;
     ram_model_params_init(&mp);
     ram_model_get_params(m, &mp);
@@ -72,6 +75,14 @@ static void try_checkpoint(const unsigned char *data, size_t size) {
         if (memcmp(m->w, file_model->w, sizeof(float) * np) != 0)
             fuzz_fail(TARGET, "loaded weights differ from the file's");
         if (user_len == (size_t)-1) fuzz_fail(TARGET, "user_len not set");
+        if (tp.average_decay > 0) { /* the loaded average is finite, and swaps back */
+            if (ram_trainer_swap_average(t) != RAM_OK) fuzz_fail(TARGET, "swap_average failed");
+            for (size_t i = 0; i < np; i++)
+                if (!isfinite(m->w[i])) fuzz_fail(TARGET, "a non-finite average was loaded");
+            if (ram_trainer_swap_average(t) != RAM_OK ||
+                memcmp(m->w, file_model->w, sizeof(float) * np) != 0)
+                fuzz_fail(TARGET, "swapping the average back changed the weights");
+        }
         s = ram_trainer_train_batch(t, x, y, 2, &st);
         if (s != RAM_OK && s != RAM_ERR_NUMERIC) fuzz_fail(TARGET, "a step after loading failed");
     } else {

@@ -42,7 +42,7 @@ static ram_model *tiny(int form, int core, int bound, int depth, int channels) {
 }
 
 static void save_checkpoint(const char *path, int core, ram_optimizer opt,
-                            ram_baseline_type baseline, int steps) {
+                            ram_baseline_type baseline, int steps, float average_decay) {
     ram_model *m = tiny(RAM_GLIMPSE_ADDITIVE, core, RAM_BOUND_TANH, 1, 1);
     ram_policy_params pp;
     ram_policy_params_init(&pp);
@@ -53,6 +53,7 @@ static void save_checkpoint(const char *path, int core, ram_optimizer opt,
     ram_trainer_params_init(&tp);
     tp.optimizer = opt;
     tp.max_batch = 1;
+    tp.average_decay = average_decay; /* > 0: the file has an AVRG chunk */
     ram_trainer *t;
     check(ram_trainer_create(m, pol, &tp, &t), "trainer_create");
     float img[64];
@@ -98,21 +99,24 @@ int main(int argc, char **argv) {
         ram_model_free(m);
     }
     snprintf(path, sizeof path, "%s/model/checkpoint.ramckpt", argv[1]);
-    save_checkpoint(path, RAM_CORE_LSTM, RAM_OPT_ADAM, RAM_BASELINE_LINEAR, 0);
+    save_checkpoint(path, RAM_CORE_LSTM, RAM_OPT_ADAM, RAM_BASELINE_LINEAR, 0, 0.0f);
 
     const struct {
         const char *name;
         int core;
         ram_optimizer opt;
         ram_baseline_type baseline;
+        float average_decay;
     } ckpts[] = {
-        {"lstm-adam-linear", RAM_CORE_LSTM, RAM_OPT_ADAM, RAM_BASELINE_LINEAR},
-        {"rnn-sgd-scalar", RAM_CORE_RNN, RAM_OPT_SGD, RAM_BASELINE_SCALAR},
-        {"rnn-adam-none", RAM_CORE_RNN, RAM_OPT_ADAM, RAM_BASELINE_NONE},
+        {"lstm-adam-linear", RAM_CORE_LSTM, RAM_OPT_ADAM, RAM_BASELINE_LINEAR, 0.0f},
+        {"rnn-sgd-scalar", RAM_CORE_RNN, RAM_OPT_SGD, RAM_BASELINE_SCALAR, 0.0f},
+        {"rnn-adam-none", RAM_CORE_RNN, RAM_OPT_ADAM, RAM_BASELINE_NONE, 0.0f},
+        {"rnn-adam-linear-average", RAM_CORE_RNN, RAM_OPT_ADAM, RAM_BASELINE_LINEAR, 0.5f},
     };
     for (size_t i = 0; i < sizeof ckpts / sizeof *ckpts; i++) {
         snprintf(path, sizeof path, "%s/checkpoint/%s.ramckpt", argv[1], ckpts[i].name);
-        save_checkpoint(path, ckpts[i].core, ckpts[i].opt, ckpts[i].baseline, 2);
+        save_checkpoint(path, ckpts[i].core, ckpts[i].opt, ckpts[i].baseline, 2,
+                        ckpts[i].average_decay);
     }
 
     /* IDX: 2 images of 3 x 4 pixels and their 2 labels (big-endian header). */
