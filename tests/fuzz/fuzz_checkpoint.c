@@ -16,6 +16,8 @@
  * See tests/fuzz/README.md. */
 #include "fuzz_wrap.h"
 
+#include <math.h>
+
 #define TARGET "fuzz_checkpoint"
 
 static void try_checkpoint(const unsigned char *data, size_t size) {
