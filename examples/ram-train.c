@@ -97,9 +97,10 @@ static void usage(FILE *f) {
         "  --decay-epochs N      linear lr decay over N epochs (= epochs)\n"
         "  --momentum F (0.9)  --nesterov  --clip F (5; 0 = off)\n"
         "  --weight-decay F      decoupled weight decay, AdamW style (0 = off)\n"
-        "  --average F           validate and keep a moving average of the weights with\n"
-        "                        this decay per step, e.g. 0.999 (0 = off); the CSV gains\n"
-        "                        val_error_last, the last weights' validation error\n"
+        "  --average F           keep a moving average of the weights with this decay per\n"
+        "                        step, e.g. 0.9998 (0 = off): val err and --out are then\n"
+        "                        the average's, and the CSV gains val_error_last, the\n"
+        "                        last weights' validation error; --resume with the same F\n"
         "  --beta1 F (0.9)  --beta2 F (0.999)  --adam-eps F (1e-8)\n");
 }
 
@@ -289,6 +290,10 @@ static int parse(int argc, char **argv, options *o) {
         } else if (FLAG("--average")) {
             REAL(r);
             o->tp.average_decay = (float)r;
+            if (!(r >= 0 && o->tp.average_decay < 1)) {
+                fprintf(stderr, TOOL ": --average must be in [0, 1), e.g. 0.999\n");
+                return -1;
+            }
         } else if (FLAG("--clip")) {
             REAL(r);
             o->tp.clip_norm = (float)r;
@@ -515,15 +520,28 @@ int main(int argc, char **argv) {
             ram_version_string(), dataset_name(o.dataset), h, w, ram_model_param_count(model),
             o.mp.glimpses, o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
             o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val, o.batch, o.threads);
+    static const char log_header[] = "epoch,seconds,train_error,val_error,lr,nll,reward,baseline";
+    if (o.log && st.epoch > 0) { /* appending: the file's columns must be this run's */
+        char line[256], want[256];
+        snprintf(want, sizeof want, "%s%s\n", log_header, averaging ? ",val_error_last" : "");
+        FILE *old = fopen(o.log, "r");
+        const int same = old && fgets(line, sizeof line, old) && !strcmp(line, want);
+        if (old) fclose(old);
+        if (old && !same) {
+            fprintf(stderr,
+                    TOOL ": %s has other columns than this run writes (--average %s): resume "
+                         "with the options of the run that wrote it, or log to another file\n",
+                    o.log, averaging ? "on" : "off");
+            goto fail;
+        }
+    }
     if (o.log) {
         log = fopen(o.log, st.epoch > 0 ? "a" : "w");
         if (!log) {
             fprintf(stderr, TOOL ": %s: %s\n", o.log, strerror(errno));
             goto fail;
         }
-        if (st.epoch == 0)
-            fprintf(log, "epoch,seconds,train_error,val_error,lr,nll,reward,baseline%s\n",
-                    averaging ? ",val_error_last" : "");
+        if (st.epoch == 0) fprintf(log, "%s%s\n", log_header, averaging ? ",val_error_last" : "");
     }
     perm = malloc(sizeof(int) * n_train);
     batch_images = malloc(sizeof(float) * o.batch * pixels);
@@ -602,24 +620,25 @@ int main(int argc, char **argv) {
 #endif
         /* With --average the average is validated, and kept when best; the
          * last weights' error is printed next to it. */
-        double val_err, val_last = 0;
+        double val_last;
         TRY(ram_trainer_evaluate(trainer, val_images, val_labels, o.val, &val_last));
-        val_err = val_last;
+        double val_err = val_last;
+        int best;
         if (averaging) {
-            TRY(ram_trainer_swap_average(trainer));
-            ram_status es = ram_trainer_evaluate(trainer, val_images, val_labels, o.val, &val_err);
-            TRY(es ? es : ram_trainer_swap_average(trainer));
+            TRY(ram_trainer_swap_average(trainer)); /* the average in */
+            ram_status s1 = ram_trainer_evaluate(trainer, val_images, val_labels, o.val, &val_err);
+            best = !s1 && val_err < st.best_val;
+            ram_status s2 = best ? ram_model_save(model, o.out) : RAM_OK;
+            TRY(ram_trainer_swap_average(trainer)); /* the trained weights back */
+            TRY(s1);
+            TRY(s2);
+        } else {
+            best = val_err < st.best_val;
+            if (best) TRY(ram_model_save(model, o.out));
         }
+        if (best) st.best_val = val_err;
         double dt = now() - t0;
         st.elapsed += dt;
-        int best = val_err < st.best_val;
-        if (best) {
-            st.best_val = val_err;
-            if (averaging) TRY(ram_trainer_swap_average(trainer));
-            ram_status ss = ram_model_save(model, o.out);
-            TRY(averaging ? ram_trainer_swap_average(trainer) : RAM_OK);
-            TRY(ss);
-        }
         char el[32], last_txt[40] = "";
         fmt_time(st.elapsed, el, sizeof el);
         if (averaging)

@@ -78,6 +78,7 @@ static void make_fix(fix *f, const ram_model_params *mp, ram_optimizer opt,
     tp.optimizer = opt;
     tp.max_batch = N;
     tp.threads = 2;
+    tp.average_decay = 0.5f; /* so that failed calls are seen to leave the average too */
     ck_assert_int_eq(ram_trainer_create(f->m, f->pol, &tp, &f->t), RAM_OK);
     ck_assert_int_eq(ram_state_create(f->m, N, &f->st), RAM_OK);
 }
@@ -97,7 +98,7 @@ static void free_fix(fix *f) {
 
 /* Everything a failed call must not have changed. */
 typedef struct snapshot {
-    float *w, *bw;
+    float *w, *bw, *avg;
     size_t nw, nbw;
     ram_rng rng;
     long steps;
@@ -110,6 +111,10 @@ static snapshot take(const fix *f) {
     memcpy(s.w, f->m->w, sizeof(float) * s.nw);
     if (s.nbw) memcpy(s.bw, f->pol->bw, sizeof(float) * s.nbw);
     s.steps = ram_trainer_steps(f->t);
+    s.avg = malloc(sizeof(float) * s.nw);
+    ck_assert_int_eq(ram_trainer_swap_average(f->t), RAM_OK);
+    memcpy(s.avg, f->m->w, sizeof(float) * s.nw);
+    ck_assert_int_eq(ram_trainer_swap_average(f->t), RAM_OK);
     return s;
 }
 
@@ -120,8 +125,12 @@ static void same_as(const fix *f, snapshot *s) {
     ck_assert_mem_eq(&f->pol->rng.spare, &s->rng.spare, sizeof s->rng.spare);
     ck_assert_int_eq(f->pol->rng.has_spare, s->rng.has_spare);
     ck_assert_int_eq(ram_trainer_steps(f->t), s->steps);
+    ck_assert_int_eq(ram_trainer_swap_average(f->t), RAM_OK);
+    ck_assert_mem_eq(f->m->w, s->avg, sizeof(float) * s->nw);
+    ck_assert_int_eq(ram_trainer_swap_average(f->t), RAM_OK);
     free(s->w);
     free(s->bw);
+    free(s->avg);
 }
 
 static const char *path(const char *name) {
@@ -255,6 +264,8 @@ START_TEST(test_null) {
     EXPECT(ram_trainer_load_checkpoint_memory(f.t, out, 16, NULL, 8, NULL),
            RAM_ERR_INVALID_ARGUMENT);
     EXPECT(ram_trainer_load_checkpoint_memory(f.t, NULL, 0, NULL, 0, NULL), RAM_ERR_FORMAT);
+    EXPECT(ram_trainer_swap_average(NULL), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_trainer_average_in(NULL), 0);
     same_as(&f, &s);
     /* NULL is a valid "nothing" for these. */
     ram_glimpse_free(NULL);
@@ -720,9 +731,12 @@ START_TEST(test_impossible_checkpoint_state) {
     unsigned char *good = slurp(path("good.ckpt"), &len);
     ck_assert_int_eq(ram_trainer_train_batch(f.t, images, labels, N, NULL), RAM_OK);
     snapshot s = take(&f);
-    ram_reader pc, oc;
+    ram_reader pc, oc, ac;
     ck_assert(ram_file_find(good, len, RAM_TAG('P', 'L', 'C', 'Y'), &pc));
     ck_assert(ram_file_find(good, len, RAM_TAG('O', 'P', 'T', 'M'), &oc));
+    ck_assert(ram_file_find(good, len, RAM_TAG('A', 'V', 'R', 'G'), &ac));
+    const size_t avg = (size_t)(ac.p - good);
+    const uint64_t one = 1;
     const size_t pol_rng = (size_t)(pc.p - good) + 4 + 8 + 4 * f.pol->n_bw;
     const size_t opt_rng = (size_t)(oc.p - good) + 4 + 8;
     const size_t m1 = opt_rng + 44 + 8, m2 = m1 + 4 * (f.m->n_params + f.pol->n_bw);
@@ -742,6 +756,9 @@ START_TEST(test_impossible_checkpoint_state) {
         {m1, 4, &inf32, "Adam first moment Inf"},
         {m2 + 8, 4, &neg32, "Adam second moment negative"},
         {m2 + 12, 4, &nan32, "Adam second moment NaN"},
+        {avg + 8 + 4 * 3, 4, &nan32, "weight average NaN"},
+        {avg + 8, 4, &inf32, "weight average Inf"},
+        {avg, 8, &one, "weight average of the wrong length"},
     };
     for (size_t e = 0; e < sizeof edits / sizeof *edits; e++) {
         unsigned char *bad = malloc(len);
@@ -768,6 +785,7 @@ START_TEST(test_impossible_checkpoint_state) {
     report("impossible states in a checkpoint");
     free(s.w);
     free(s.bw);
+    free(s.avg);
     free_fix(&f);
 }
 END_TEST

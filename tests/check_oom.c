@@ -135,6 +135,7 @@ typedef struct ctx {
     char path[128];
     unsigned char *before; /* file bytes or weights before the call */
     size_t before_len;
+    float *avg_before;   /* the trainer's weight average before the call */
     unsigned char *file; /* a checkpoint's bytes, for the in-memory loader */
     size_t file_len;
     ram_state *st; /* for classify */
@@ -153,6 +154,7 @@ static void fixture(ctx *c, int threads) {
     ram_trainer_params_init(&c->tp);
     c->tp.max_batch = N;
     c->tp.threads = threads;
+    c->tp.average_decay = 0.9f; /* its buffers are allocations too */
     ck_assert_int_eq(ram_model_create(&c->mp, &c->m), RAM_OK);
     ck_assert_int_eq(ram_policy_create(&c->pp, c->m, &c->pol), RAM_OK);
     ck_assert_int_eq(ram_trainer_create(c->m, c->pol, &c->tp, &c->t), RAM_OK);
@@ -165,6 +167,7 @@ static void unfixture(ctx *c) {
     ram_policy_free(c->pol);
     ram_model_free(c->m);
     free(c->before);
+    free(c->avg_before);
     unlink(c->path);
 }
 
@@ -205,10 +208,25 @@ static bool no_temps_ctx(void *p) {
     return no_temps();
 }
 
+/* Remember the trainer's weights and their average (trainer_unchanged). */
+static void keep_trainer(ctx *c) {
+    const size_t n = sizeof(float) * c->m->n_params;
+    c->steps = ram_trainer_steps(c->t);
+    if (!c->before) c->before = malloc(n);
+    if (!c->avg_before) c->avg_before = malloc(n);
+    ck_assert(c->before && c->avg_before);
+    memcpy(c->before, c->m->w, n);
+    ck_assert_int_eq(ram_trainer_swap_average(c->t), RAM_OK);
+    memcpy(c->avg_before, c->m->w, n);
+    ck_assert_int_eq(ram_trainer_swap_average(c->t), RAM_OK);
+}
+
 static bool trainer_unchanged(void *p) {
     ctx *c = p;
-    return ram_trainer_steps(c->t) == c->steps &&
-           memcmp(c->m->w, c->before, sizeof(float) * c->m->n_params) == 0;
+    const size_t n = sizeof(float) * c->m->n_params;
+    if (ram_trainer_steps(c->t) != c->steps || memcmp(c->m->w, c->before, n) != 0) return false;
+    bool same = ram_trainer_swap_average(c->t) == RAM_OK && memcmp(c->m->w, c->avg_before, n) == 0;
+    return ram_trainer_swap_average(c->t) == RAM_OK && same;
 }
 
 static bool made_nothing(void *p) {
@@ -380,16 +398,15 @@ START_TEST(test_oom_files) {
     c.file = c.before;
     c.file_len = c.before_len;
     ck_assert_int_eq(ram_trainer_train_batch(c.t, images, labels, N, NULL), RAM_OK);
-    c.steps = ram_trainer_steps(c.t);
-    c.before = malloc(sizeof(float) * c.m->n_params);
-    memcpy(c.before, c.m->w, sizeof(float) * c.m->n_params);
+    c.before = NULL;
+    keep_trainer(&c);
     const op cload = {"trainer_load_checkpoint", run_load_checkpoint, release_nothing,
                       trainer_unchanged, &c};
     ck_assert_int_gt(sweep(&cload), 0);
     /* The sweep's last run succeeded: back to the state before it. */
     ck_assert_int_eq(ram_trainer_steps(c.t), c.steps - 1);
     ck_assert_int_eq(ram_trainer_train_batch(c.t, images, labels, N, NULL), RAM_OK);
-    memcpy(c.before, c.m->w, sizeof(float) * c.m->n_params);
+    keep_trainer(&c);
     const op cloadm = {"trainer_load_checkpoint_memory", run_load_checkpoint_memory,
                        release_nothing, trainer_unchanged, &c};
     ck_assert_int_gt(sweep(&cloadm), 0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end smoke test of the installed-style tools on a tiny synthetic
 # MNIST-shaped data set made here (no download): train, resume, evaluate,
-# draw glimpses, export data sets twice (byte-identical), reject a damaged
+# average the weights, draw glimpses, export data sets twice (byte-identical), reject a damaged
 # model, and run the hello example.
 #
 # Usage: tools-smoke.sh BUILD_DIR
@@ -28,6 +28,25 @@ train=("$bin/ram-train" --data "$tmp/data" --val 100 --batch 32 --threads 2 --qu
     2>"$tmp/resume.txt" || fail "resume: $(cat "$tmp/resume.txt")"
 grep -q "resumed from" "$tmp/resume.txt" || fail "resume did not say so"
 grep -q "^epoch   3" "$tmp/resume.txt" || fail "resume did not run epoch 3"
+
+# --average: the average is validated and kept, the last weights' error logged
+# next to it; a resume continues the average, one with other columns is refused.
+"${train[@]}" --epochs 1 --average 0.9 --out "$tmp/a.ram" --log "$tmp/avg.csv" \
+    2>"$tmp/avg.txt" || fail "ram-train --average: $(cat "$tmp/avg.txt")"
+"${train[@]}" --epochs 2 --average 0.9 --out "$tmp/a.ram" --resume "$tmp/a.ram.ckpt" \
+    --log "$tmp/avg.csv" 2>"$tmp/avg.txt" || fail "resume --average: $(cat "$tmp/avg.txt")"
+grep -q "(last weights " "$tmp/avg.txt" || fail "--average: no last weights' error printed"
+[ "$(head -1 "$tmp/avg.csv" | tr ',' '\n' | tail -1)" = val_error_last ] ||
+    fail "--average: no val_error_last column"
+[ "$(awk -F, 'NF == 9' "$tmp/avg.csv" | wc -l)" -eq 3 ] || fail "--average: rows of the wrong width"
+if "${train[@]}" --epochs 3 --out "$tmp/a.ram" --resume "$tmp/a.ram.ckpt" --log "$tmp/avg.csv" \
+    2>"$tmp/avg.txt"; then
+    fail "a resume without --average appended to an --average log"
+fi
+grep -q "other columns" "$tmp/avg.txt" || fail "no clear message: $(cat "$tmp/avg.txt")"
+if "${train[@]}" --epochs 1 --average 1 --out "$tmp/b.ram" 2>"$tmp/avg.txt"; then
+    fail "--average 1 was accepted"
+fi
 
 json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --json)" || fail "ram-eval"
 case "$json" in *'"test_error": '*'"n": 100'*'"glimpses": 3'*) ;; *) fail "ram-eval json: $json" ;; esac

@@ -32,8 +32,8 @@
  *     ram_model_save(), ram_state_create(), ram_state_create_threads(),
  *     ram_policy_create(), ram_glimpse_extract(), ram_glimpse_size()), as
  *     long as no thread writes the model meanwhile: while a ram_trainer's
- *     train_batch() or load_checkpoint() runs, nothing else may use its
- *     model.
+ *     train_batch(), load_checkpoint() or swap_average() runs, nothing else
+ *     may use its model.
  *   - ram_state MUST NOT be shared: one per thread (it is the workspace).
  *     A state from ram_state_create_threads() has worker threads of its
  *     own, internal and synchronised by it; it is still used by one calling
@@ -435,10 +435,12 @@ typedef struct ram_trainer_params {
                                   weights (Polyak averaging, the rule of TensorFlow's
                                   ExponentialMovingAverage with num_updates): after
                                   step k (0, 1, ...) avg += (1 - d) (w - avg) with
-                                  d = min(average_decay, (1 + k) / (10 + k)).  With
-                                  noisy REINFORCE steps the average can be a better
-                                  model than the last weights, at least until the
-                                  learning rate has decayed (docs/training.md);
+                                  d = min(average_decay, (1 + k) / (10 + k)), in
+                                  float (so with average_decay near 1 a difference
+                                  w - avg below about ulp(avg) / (2 (1 - d)) is not
+                                  followed).  With noisy REINFORCE steps the average
+                                  can be a better model than the last weights
+                                  (docs/training.md has a measurement);
                                   ram_trainer_swap_average() puts it in the model.
                                   In [0, 1); 0 = off (0). */
 } ram_trainer_params;
@@ -472,7 +474,9 @@ RAM_API void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size);
 RAM_API ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_params *p,
                                       ram_trainer **out);
 /** Free a trainer and join its worker threads (NULL is a no-op).  The model
- *  and policy it trained stay valid. */
+ *  and policy it trained stay valid; freed while ram_trainer_swap_average()
+ *  has the average in, the model keeps the average (and the last trained
+ *  weights are gone). */
 RAM_API void ram_trainer_free(ram_trainer *t);
 
 /**
@@ -559,7 +563,10 @@ RAM_API ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char 
  * ram_model_params field but seed and init_scale), the baseline type or the
  * optimizer differ, and FORMAT for state no trainer can be in (a non-finite
  * baseline weight or optimizer moment, a negative second moment, an all-zero
- * or NaN random-number state).  The policy's std, reward scale, discount and
+ * or NaN random-number state, and for a trainer that averages, a weight
+ * average that is short, of the wrong length or not finite; a trainer that
+ * does not average skips the file's average unread, and its checkpoints have
+ * none).  The policy's std, reward scale, discount and
  * detach_core and the learning-rate schedule are the trainer's own, not the
  * file's.  A trainer with averaging takes the file's average, or starts it
  * from the loaded weights when the file has none.  On error nothing is

@@ -908,9 +908,10 @@ class Trainer(_Closeable):
         return perm[:n]
 
     def save_checkpoint(self, path, user=b""):
-        """Save model, policy, optimizer state, step count, RNGs and `user`
-        (bytes of caller data, e.g. the epoch) atomically to `path`.  A
-        checkpoint is also a model file for Model.load()."""
+        """Save model, policy, optimizer state, step count, RNGs, the weights'
+        average (average_decay > 0) and `user` (bytes of caller data, e.g.
+        the epoch) atomically to `path`.  A checkpoint is also a model file
+        for Model.load() (with the trained weights, not the average)."""
         if not isinstance(user, (bytes, bytearray, memoryview)):
             raise TypeError("user must be bytes, not %s" % type(user).__name__)
         data = bytes(user)

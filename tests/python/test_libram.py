@@ -198,7 +198,7 @@ def test_struct_sizes_and_defaults():
     assert (t.max_batch, t.threads) == (128, 1)
     assert t.beta2 == pytest.approx(0.999, abs=1e-6)
     assert (t.optimizer, t.decay_steps, t.lr_final) == (libram.OPTIMIZERS["adam"], 0, t.lr)
-    assert t.weight_decay == 0.0
+    assert t.weight_decay == 0.0 and t.average_decay == 0.0
     p = _capi.defaults(_capi.PolicyParams)
     assert (p.std, p.baseline, p.hidden, p.steps, p.reward_scale, p.discount, p.detach_core,
             p.seed) == (0.0, 0, 0, 0, 1.0, 1.0, 1, 1)
@@ -596,6 +596,7 @@ def test_weight_average(make_trainer, tmp_path):
     model, _, trainer = make_trainer(average_decay=0.5)
     for _ in range(3):
         trainer.train_batch(x, y)
+
     def probs(c):
         return [float(v) for v in (c.probs.ravel() if hasattr(c.probs, "ravel") else c.probs)]
 
@@ -613,6 +614,16 @@ def test_weight_average(make_trainer, tmp_path):
     trainer.swap_average()
     assert not trainer.average_in
     assert probs(model.classify(x)) == last and averaged != last
+    trainer.train_batch(x, y)  # trains again once the weights are back
+    ckpt = str(tmp_path / "avg.ckpt")  # the checkpoint carries the average
+    trainer.save_checkpoint(ckpt)
+    model2, _, trainer2 = make_trainer(average_decay=0.5)
+    trainer2.load_checkpoint(ckpt)
+    trainer.swap_average()
+    trainer2.swap_average()
+    assert probs(model2.classify(x)) == probs(model.classify(x))
+    with pytest.raises(libram.InvalidArgumentError):
+        trainer2.load_checkpoint(ckpt)  # not while the average is in
     _, _, plain = make_trainer()
     with pytest.raises(libram.InvalidArgumentError):
         plain.swap_average()
