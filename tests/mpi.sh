@@ -41,10 +41,11 @@ export LC_ALL=C
 make_split "$tmp/data" train 1100 1
 make_split "$tmp/data" t10k 100 2
 
-# 2. Train on 2 ranks, resume on 1, then on 2 again.
+# 2. Train on 2 ranks, resume on 1, then on 2 again (averaging the weights:
+#    every rank keeps the same average, rank 0 validates and saves it).
 train=("$bin/ram-train-mpi" --data "$tmp/data" --val 100 --batch 16 --threads 1 --quiet
        --glimpses 3 --hidden 32 --glimpse-out 32 --glimpse-hidden 16 --loc-hidden 16
-       --out "$tmp/m.ram" --log "$tmp/log.csv")
+       --average 0.9 --out "$tmp/m.ram" --log "$tmp/log.csv")
 mpi 2 "${train[@]}" --epochs 1 2>"$tmp/t1.txt" || fail "2 ranks: $(cat "$tmp/t1.txt")"
 grep -q "2 ranks, batch 16 per rank (32 per step), 31 steps per epoch" "$tmp/t1.txt" ||
     fail "2 ranks: unexpected header: $(cat "$tmp/t1.txt")"
@@ -56,6 +57,7 @@ mpi 2 "${train[@]}" --epochs 3 --resume "$tmp/m.ram.ckpt" 2>"$tmp/t3.txt" ||
     fail "resume on 2 ranks: $(cat "$tmp/t3.txt")"
 grep -q "resumed from .*: 2 epochs done" "$tmp/t3.txt" || fail "resume on 2 ranks did not say so"
 [ "$(wc -l <"$tmp/log.csv")" -eq 4 ] || fail "log should have a header and 3 epochs"
+[ "$(awk -F, 'NF == 9' "$tmp/log.csv" | wc -l)" -eq 4 ] || fail "log without val_error_last"
 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --json >"$tmp/eval.json" ||
     fail "ram-eval of the MPI-trained model"
 echo "mpi: trained on 2 ranks, resumed on 1 and on 2: $(tr -d '\n' <"$tmp/eval.json" | cut -c1-120)"
