@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Plot training curves from ram-train --log CSV files as a PNG: train and
 # validation error (%) per epoch, one colour per run, train dashed and
-# validation solid, the best validation error in the legend.  Rows of an epoch
+# validation solid, the best validation error in the legend; for a run with
+# `ram-train --average`, whose validation error is the weight average's, the
+# last weights' validation error (val_error_last) dotted.  Rows of an epoch
 # logged twice (a run resumed after a crash) count once, the later one.
 #
 # Usage: scripts/plot-curves.sh [options] [OUT.png] RUN.csv [RUN2.csv ...]
@@ -94,13 +96,15 @@ for f in "${files[@]}"; do
                 exit 1
             }
             ncol = NF
+            has_last = "val_error_last" in col
             next
         }
         NF == ncol && $col["epoch"] ~ /^[0-9]+$/ &&
         $col["train_error"] ~ /^[0-9.eE+-]+$/ && $col["val_error"] ~ /^[0-9.eE+-]+$/ {
             e = $col["epoch"] + 0
             x = xaxis == "hours" ? $col["seconds"] / 3600 : e
-            row[e] = x " " 100 * $col["train_error"] " " 100 * $col["val_error"] " " e
+            row[e] = x " " 100 * $col["train_error"] " " 100 * $col["val_error"] " " e " " \
+                (has_last ? 100 * $col["val_error_last"] : "NaN")
             if (e > last) last = e
         }
         # A run resumed from a checkpoint may log an epoch twice: keep the
@@ -111,10 +115,18 @@ for f in "${files[@]}"; do
     # Best validation error and its epoch, for the legend.
     best="$(sort -g -k3,3 -s "$data" | head -n 1 | awk '{printf "best %.2f%% at epoch %d", $3, $4}')"
     name="$(basename -- "$f" .csv)"
+    averaged=""
+    if awk '$5 != "NaN" { found = 1; exit } END { exit !found }' "$data"; then
+        averaged=", weight average"
+    fi
     plots+=("$(gp_quote "$data") using 1:2 with lines dashtype 2 linewidth 1.5 linecolor $i \
 title $(gp_quote "$name train"), \
 $(gp_quote "$data") using 1:3 with lines linewidth 2 linecolor $i \
-title $(gp_quote "$name validation ($best)")")
+title $(gp_quote "$name validation$averaged ($best)")")
+    if [ -n "$averaged" ]; then
+        plots+=("$(gp_quote "$data") using 1:5 with lines dashtype 3 linewidth 1 linecolor $i \
+title $(gp_quote "$name validation, last weights")")
+    fi
 done
 
 plot_cmd="$(printf '%s, ' "${plots[@]}")"
