@@ -113,7 +113,8 @@ for f in "${files[@]}"; do
         "$f" > "$data" || die "cannot use $f"
     [ -s "$data" ] || die "$f has no complete epoch yet"
     # Best validation error and its epoch, for the legend.
-    best="$(sort -g -k3,3 -s "$data" | head -n 1 | awk '{printf "best %.2f%% at epoch %d", $3, $4}')"
+    # (awk reads all of sort's output: `head -n 1` would SIGPIPE it, fatal under pipefail)
+    best="$(sort -g -k3,3 -s "$data" | awk 'NR == 1 {printf "best %.2f%% at epoch %d", $3, $4}')"
     name="$(basename -- "$f" .csv)"
     averaged=""
     if awk '$5 != "NaN" { found = 1; exit } END { exit !found }' "$data"; then
