@@ -382,9 +382,11 @@ static float current_lr(const ram_trainer *t) {
 
 /* One optimizer update of `n` weights w with gradient g, state offset `o`;
  * `decay` scales w before the step (decoupled weight decay), in the same
- * pass: w * 1 is w, so without decay the bits are those of a plain step. */
+ * pass: w * 1 is w, so without decay the bits are those of a plain step.
+ * A non-NULL `avg` then moves toward the new w by a fraction `a`, also in
+ * the same pass (the moving average, average_rate()). */
 static void update(ram_trainer *t, float *restrict w, const float *restrict g, size_t n, size_t o,
-                   float lr, float scale, float decay) {
+                   float lr, float scale, float decay, float *restrict avg, float a) {
     /* Locals and restrict: the loops vectorise only once the compiler knows
      * that writing w cannot change the hyper-parameters. */
     float *restrict m1 = t->m1 + o, *restrict m2 = t->m2 + o;
@@ -396,6 +398,7 @@ static void update(ram_trainer *t, float *restrict w, const float *restrict g, s
             float gi = g[i] * scale;
             m1[i] = mom * m1[i] + gi;
             w[i] = w[i] * decay - lr * (nesterov ? gi + mom * m1[i] : m1[i]);
+            if (avg) avg[i] += a * (w[i] - avg[i]);
         }
     } else {
         const double k = (double)t->step + 1;
@@ -406,18 +409,16 @@ static void update(ram_trainer *t, float *restrict w, const float *restrict g, s
             m1[i] = b1 * m1[i] + (1 - b1) * gi;
             m2[i] = b2 * m2[i] + (1 - b2) * gi * gi;
             w[i] = w[i] * decay - lr * (m1[i] * c1) / (sqrtf(m2[i] * c2) + eps);
+            if (avg) avg[i] += a * (w[i] - avg[i]);
         }
     }
 }
 
-/* After step k: avg += (1 - d) (w - avg), TensorFlow's warm-up for d. */
-static void update_average(ram_trainer *t) {
+/* The moving average's step after step k: avg += (1 - d) (w - avg), with
+ * TensorFlow's warm-up for d. */
+static float average_rate(const ram_trainer *t) {
     const double k = (double)t->step;
-    const float d = fminf(t->p.average_decay, (float)((1 + k) / (10 + k))), a = 1 - d;
-    float *restrict avg = t->avg;
-    const float *restrict w = t->m->w;
-    for (size_t i = 0; i < t->m->n_params; i++)
-        avg[i] += a * (w[i] - avg[i]);
+    return 1 - fminf(t->p.average_decay, (float)((1 + k) / (10 + k)));
 }
 
 static ram_status refuse_average_in(const char *what) {
@@ -518,9 +519,9 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     if (t->p.clip_norm > 0 && norm > t->p.clip_norm) scale = (float)(t->p.clip_norm / norm);
     const float lr = current_lr(t);
     /* The gradient was taken at the weights before the decay: AdamW's order. */
-    update(t, t->m->w, g, np, 0, lr, scale, 1.0f - lr * t->p.weight_decay);
-    if (nb) update(t, t->pol->bw, gb, nb, np, lr, scale, 1.0f);
-    if (t->avg) update_average(t);
+    update(t, t->m->w, g, np, 0, lr, scale, 1.0f - lr * t->p.weight_decay, t->avg,
+           t->avg ? average_rate(t) : 0.0f);
+    if (nb) update(t, t->pol->bw, gb, nb, np, lr, scale, 1.0f, NULL, 0.0f);
     t->step++;
     if (stats) {
         stats->nll = (float)(nll / n);
