@@ -66,6 +66,10 @@ RAM_HIDDEN void ram_glimpse_one(const struct ram_glimpse *g, const float *img, i
  * how threads share one image's glimpse. */
 RAM_HIDDEN void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w,
                                  float lx, float ly, float *out, int p0, int p1);
+/* A hint: fetch the cache lines of rows [p0, p1) of the widest square's
+ * cells, so that a large image's misses overlap (glimpse.c says more). */
+RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, const float *img, int c, int h,
+                                     int w, float lx, float ly, int p0, int p1);
 
 /* ---- layers (layers.c): batched, row-major, rows = batch ---- */
 

@@ -348,10 +348,16 @@ static void forward_part(void *arg, int k, int nt) {
         } else if (ni > 0) {
             locate(j, ht + (size_t)i0 * H, ni, src ? src + 2 * i0 : NULL, mupre + 2 * i0,
                    mu + 2 * i0, l + 2 * i0);
-            for (int i = i0; i < i1; i++)
+            for (int i = i0; i < i1; i++) {
+                /* The next image's window is on its way while this one is summed. */
+                if (i + 1 < i1)
+                    ram_glimpse_prefetch(&m->sensor, j->images + (i + 1) * img_size, p->channels,
+                                         p->height, p->width, l[2 * i + 2] * m->range_x,
+                                         l[2 * i + 3] * m->range_y, 0, m->sensor.patch);
                 ram_glimpse_one(&m->sensor, j->images + i * img_size, p->channels, p->height,
                                 p->width, l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
                                 rho + (size_t)i * D);
+            }
         }
         ram_team_barrier(j->team);
 
