@@ -548,8 +548,8 @@ static void run_scaling(void) {
  * its own, and on this noisy VM two measurements of the same case can differ
  * by 20 %, more than the 10 % in question.  Here the two sizes (the same
  * network: translated60's retina, 8 glimpses, 1 channel) are timed
- * alternately in rounds of --rep-seconds each, the order swapped every round,
- * and what is summarised is each round's ratio, so drift hits both sides. */
+ * alternately in 2 x --reps + 1 rounds of a repetition's length each, the order swapped every
+ * round, and what is summarised is each round's ratio, so drift hits both sides. */
 static stat3 size_ratio(int batch) {
     const int sizes[2] = {60, 512};
     ram_model *m[2];
