@@ -40,7 +40,7 @@
 typedef struct options {
     const char *data, *out, *checkpoint, *resume, *log;
     dataset_kind dataset;
-    int epochs, batch, threads, val, train_limit, decay_epochs, quiet;
+    int epochs, batch, threads, val, train_limit, decay_epochs, quiet, shift;
     double time_budget;
     uint64_t seed;
     ram_model_params mp;
@@ -73,6 +73,8 @@ static void usage(FILE *f) {
         "  --seed N              seed of init, sampling and shuffling (1)\n"
         "  --threads N           worker threads (2)      --val N        validation images (10000)\n"
         "  --train-limit N       use only the first N training images (all)\n"
+        "  --shift N             mnist only: move each training image by up to N pixels\n"
+        "                        (uniform, zeros fill), afresh every epoch (0)\n"
         "  --time-budget SEC     stop after this many seconds of training (none)\n"
         "  --out FILE            best model by validation error (ram-mnist.ram)\n"
         "  --checkpoint FILE     checkpoint written every epoch (OUT.ckpt)\n"
@@ -203,6 +205,8 @@ static int parse(int argc, char **argv, options *o) {
             INT(o->val);
         else if (FLAG("--train-limit"))
             INT(o->train_limit);
+        else if (FLAG("--shift"))
+            INT(o->shift);
         else if (FLAG("--decay-epochs"))
             INT(o->decay_epochs);
         else if (FLAG("--time-budget"))
@@ -306,6 +310,15 @@ static int parse(int argc, char **argv, options *o) {
         fprintf(stderr, TOOL ": --epochs, --batch and --threads must be >= 1\n");
         return -1;
     }
+    if (o->shift < 0 || o->shift > 8) {
+        fprintf(stderr, TOOL ": --shift must be in [0, 8] pixels\n");
+        return -1;
+    }
+    if (o->shift && o->dataset != DATASET_MNIST) {
+        fprintf(stderr, TOOL ": --shift is for --dataset mnist; the other sets already place "
+                             "each digit afresh every epoch\n");
+        return -1;
+    }
     o->tp.lr_final = lr_final >= 0 ? lr_final : o->tp.lr;
     o->tp.max_batch = o->batch;
     o->tp.threads = o->threads;
@@ -323,6 +336,8 @@ static int parse(int argc, char **argv, options *o) {
         }                                                                                          \
     } while (0)
 
+#define RAM_SHIFT_MAX_PIXELS (128 * 128)
+
 /* Image k of the set: plain IDX images (any size) as they are, the synthetic
  * sets made from 28 x 28 digits. */
 static void make_image(dataset_kind kind, const float *images, int pixels, int n, int k,
@@ -331,6 +346,34 @@ static void make_image(dataset_kind kind, const float *images, int pixels, int n
         memcpy(out, images + (size_t)k * pixels, sizeof(float) * pixels);
     else
         dataset_make(kind, images, n, k, seed, out);
+}
+
+/* splitmix64, for the shifts: one stream per (seed, epoch, image). */
+static uint64_t mix64(uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* --shift: the image moved by (dx, dy) in [-s, s] each, drawn from (seed,
+ * k), pixels moved out are dropped and those moved in are 0.  Augmentation
+ * for plain MNIST, whose 28 x 28 digits are always centred the same way: the
+ * model sees each digit at a new offset every epoch (the synthetic sets do
+ * this already, with their placement). */
+static void shift_image(float *img, int h, int w, int s, uint64_t seed, int k) {
+    uint64_t r = mix64(seed ^ mix64((uint64_t)k));
+    const int dx = (int)(r % (uint64_t)(2 * s + 1)) - s,
+              dy = (int)((r >> 32) % (uint64_t)(2 * s + 1)) - s;
+    if (!dx && !dy) return;
+    float tmp[RAM_SHIFT_MAX_PIXELS];
+    if ((size_t)h * w > RAM_SHIFT_MAX_PIXELS) return; /* checked at start-up */
+    memcpy(tmp, img, sizeof(float) * h * w);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int sy = y - dy, sx = x - dx;
+            img[y * w + x] = sy >= 0 && sy < h && sx >= 0 && sx < w ? tmp[sy * w + sx] : 0.0f;
+        }
 }
 
 static void fmt_time(double s, char *buf, size_t len) {
@@ -457,6 +500,11 @@ int main(int argc, char **argv) {
     /* Validation = the last `val` training images, as in the Torch recipe,
      * placed once with a fixed seed; training images are placed per batch. */
     const int pixels = h * w;
+    if (o.shift && pixels > RAM_SHIFT_MAX_PIXELS) {
+        fprintf(stderr, TOOL ": --shift takes images of up to %d pixels, not %d x %d\n",
+                RAM_SHIFT_MAX_PIXELS, h, w);
+        goto fail;
+    }
     const int *val_labels = labels + (n_all - o.val);
     val_images = malloc(sizeof(float) * o.val * pixels);
     if (!val_images) {
@@ -516,10 +564,11 @@ int main(int argc, char **argv) {
         fprintf(
             stderr,
             "libram %s: %s %dx%d, %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / "
-            "%d validation images, batch %d, %d threads\n",
+            "%d validation images%s, batch %d, %d threads\n",
             ram_version_string(), dataset_name(o.dataset), h, w, ram_model_param_count(model),
             o.mp.glimpses, o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
-            o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val, o.batch, o.threads);
+            o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val,
+            o.shift ? " (training images shifted)" : "", o.batch, o.threads);
     static const char log_header[] = "epoch,seconds,train_error,val_error,lr,nll,reward,baseline";
     if (o.log && st.epoch > 0) { /* appending: the file's columns must be this run's */
         char line[256], want[256];
@@ -570,6 +619,9 @@ int main(int argc, char **argv) {
                 /* Clutter comes from training digits only (not validation). */
                 make_image(o.dataset, images, pixels, n_all - o.val, k,
                            o.seed * 1000003u + st.epoch, batch_images + (size_t)i * pixels);
+                if (o.shift)
+                    shift_image(batch_images + (size_t)i * pixels, h, w, o.shift,
+                                o.seed * 1000003u + st.epoch, k);
                 batch_labels[i] = labels[k];
             }
             TRY(ram_trainer_train_batch(trainer, batch_images, batch_labels, n, &s));

@@ -48,6 +48,20 @@ if "${train[@]}" --epochs 1 --average 1 --out "$tmp/b.ram" 2>"$tmp/avg.txt"; the
     fail "--average 1 was accepted"
 fi
 
+# --shift: the same run as the first but for the shifted training images must
+# train differently (its first epoch's nll differs); out-of-range shifts and
+# shifts of a synthetic set are refused.
+"${train[@]}" --epochs 1 --shift 2 --out "$tmp/s.ram" --log "$tmp/shift.csv" 2>"$tmp/shift.txt" ||
+    fail "ram-train --shift: $(cat "$tmp/shift.txt")"
+grep -q "training images shifted" "$tmp/shift.txt" || fail "--shift: not said"
+[ "$(sed -n 2p "$tmp/log.csv" | cut -d, -f3,6-)" != "$(sed -n 2p "$tmp/shift.csv" | cut -d, -f3,6-)" ] ||
+    fail "--shift 2 trained exactly as no shift"
+if "${train[@]}" --epochs 1 --shift 9 --out "$tmp/b.ram" 2>/dev/null; then fail "--shift 9 accepted"; fi
+if "${train[@]}" --epochs 1 --shift 1 --dataset translated60 --out "$tmp/b.ram" 2>"$tmp/shift.txt"; then
+    fail "--shift with translated60 accepted"
+fi
+grep -q "for --dataset mnist" "$tmp/shift.txt" || fail "--shift: no clear message: $(cat "$tmp/shift.txt")"
+
 json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --json)" || fail "ram-eval"
 case "$json" in *'"test_error": '*'"n": 100'*'"glimpses": 3'*) ;; *) fail "ram-eval json: $json" ;; esac
 
