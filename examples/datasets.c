@@ -64,6 +64,20 @@ static int below(uint64_t *s, int n) {
     return (int)(next(s) % (uint64_t)n);
 }
 
+void dataset_shift_copy(const float *img, int h, int w, int shift, uint64_t seed, int index,
+                        float *out) {
+    uint64_t s = (uint64_t)index;
+    s = seed ^ next(&s); /* one stream per (seed, index) */
+    const uint64_t r = next(&s), n = (uint64_t)(2 * shift + 1);
+    const int dx = (int)(r % n) - shift, dy = (int)((r >> 32) % n) - shift;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int sy = y - dy, sx = x - dx;
+            out[(size_t)y * w + x] =
+                sy >= 0 && sy < h && sx >= 0 && sx < w ? img[(size_t)sy * w + sx] : 0.0f;
+        }
+}
+
 void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint64_t seed,
                   float *out) {
     const int D = 28, S = table[kind].side, crop = 8;

@@ -56,6 +56,15 @@ void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint
                   float *out);
 
 /*
+ * Training augmentation for plain images (ram-train --shift): image `index`
+ * (h x w at `img`) copied to `out` moved by (dx, dy), each uniform in
+ * [-shift, shift] and drawn from (seed, index); pixels moved out are dropped,
+ * those moved in are 0.
+ */
+void dataset_shift_copy(const float *img, int h, int w, int shift, uint64_t seed, int index,
+                        float *out);
+
+/*
  * What the tools (ram-eval, ram-glimpses, ram-data) do before using a set,
  * with the same messages everywhere.  `prog` is the tool's name: errors go to
  * stderr as "prog: message" lines and the functions return -1 (0 if all is well).

@@ -336,8 +336,6 @@ static int parse(int argc, char **argv, options *o) {
         }                                                                                          \
     } while (0)
 
-#define RAM_SHIFT_MAX_PIXELS (128 * 128)
-
 /* Image k of the set: plain IDX images (any size) as they are, the synthetic
  * sets made from 28 x 28 digits. */
 static void make_image(dataset_kind kind, const float *images, int pixels, int n, int k,
@@ -346,34 +344,6 @@ static void make_image(dataset_kind kind, const float *images, int pixels, int n
         memcpy(out, images + (size_t)k * pixels, sizeof(float) * pixels);
     else
         dataset_make(kind, images, n, k, seed, out);
-}
-
-/* splitmix64, for the shifts: one stream per (seed, epoch, image). */
-static uint64_t mix64(uint64_t z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* --shift: the image moved by (dx, dy) in [-s, s] each, drawn from (seed,
- * k), pixels moved out are dropped and those moved in are 0.  Augmentation
- * for plain MNIST, whose 28 x 28 digits are always centred the same way: the
- * model sees each digit at a new offset every epoch (the synthetic sets do
- * this already, with their placement). */
-static void shift_image(float *img, int h, int w, int s, uint64_t seed, int k) {
-    uint64_t r = mix64(seed ^ mix64((uint64_t)k));
-    const int dx = (int)(r % (uint64_t)(2 * s + 1)) - s,
-              dy = (int)((r >> 32) % (uint64_t)(2 * s + 1)) - s;
-    if (!dx && !dy) return;
-    float tmp[RAM_SHIFT_MAX_PIXELS];
-    if ((size_t)h * w > RAM_SHIFT_MAX_PIXELS) return; /* checked at start-up */
-    memcpy(tmp, img, sizeof(float) * h * w);
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            const int sy = y - dy, sx = x - dx;
-            img[y * w + x] = sy >= 0 && sy < h && sx >= 0 && sx < w ? tmp[sy * w + sx] : 0.0f;
-        }
 }
 
 static void fmt_time(double s, char *buf, size_t len) {
@@ -500,11 +470,6 @@ int main(int argc, char **argv) {
     /* Validation = the last `val` training images, as in the Torch recipe,
      * placed once with a fixed seed; training images are placed per batch. */
     const int pixels = h * w;
-    if (o.shift && pixels > RAM_SHIFT_MAX_PIXELS) {
-        fprintf(stderr, TOOL ": --shift takes images of up to %d pixels, not %d x %d\n",
-                RAM_SHIFT_MAX_PIXELS, h, w);
-        goto fail;
-    }
     const int *val_labels = labels + (n_all - o.val);
     val_images = malloc(sizeof(float) * o.val * pixels);
     if (!val_images) {
@@ -616,12 +581,12 @@ int main(int argc, char **argv) {
 #endif
             for (int i = 0; i < n; i++) {
                 int k = slice[i];
-                /* Clutter comes from training digits only (not validation). */
-                make_image(o.dataset, images, pixels, n_all - o.val, k,
-                           o.seed * 1000003u + st.epoch, batch_images + (size_t)i * pixels);
-                if (o.shift)
-                    shift_image(batch_images + (size_t)i * pixels, h, w, o.shift,
-                                o.seed * 1000003u + st.epoch, k);
+                const uint64_t seed = o.seed * 1000003u + st.epoch;
+                float *dst = batch_images + (size_t)i * pixels;
+                if (o.shift) /* plain MNIST only (checked): moved as it is copied */
+                    dataset_shift_copy(images + (size_t)k * pixels, h, w, o.shift, seed, k, dst);
+                else /* clutter comes from training digits only (not validation) */
+                    make_image(o.dataset, images, pixels, n_all - o.val, k, seed, dst);
                 batch_labels[i] = labels[k];
             }
             TRY(ram_trainer_train_batch(trainer, batch_images, batch_labels, n, &s));

@@ -349,7 +349,9 @@ static void forward_part(void *arg, int k, int nt) {
             locate(j, ht + (size_t)i0 * H, ni, src ? src + 2 * i0 : NULL, mupre + 2 * i0,
                    mu + 2 * i0, l + 2 * i0);
             for (int i = i0; i < i1; i++) {
-                /* The next image's window is on its way while this one is summed. */
+                /* The next image's window is on its way while this one is summed
+                 * (ram_glimpse_rows asks again for its own window: by then those
+                 * are cache hits, a few dozen instructions against the sums). */
                 if (i + 1 < i1)
                     ram_glimpse_prefetch(&m->sensor, j->images + (i + 1) * img_size, p->channels,
                                          p->height, p->width, l[2 * i + 2] * m->range_x,
