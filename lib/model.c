@@ -351,7 +351,7 @@ static void forward_part(void *arg, int k, int nt) {
             for (int i = i0; i < i1; i++) {
                 /* The next image's window is on its way while this one is summed
                  * (ram_glimpse_rows asks again for its own window: by then those
-                 * are cache hits, a few dozen instructions against the sums). */
+                 * are cache hits, a few hundred instructions against the sums). */
                 if (i + 1 < i1)
                     ram_glimpse_prefetch(&m->sensor, j->images + (i + 1) * img_size, p->channels,
                                          p->height, p->width, l[2 * i + 2] * m->range_x,
