@@ -254,7 +254,8 @@ static inline float clamp1(float x) {
 
 /* One forward pass, as thread k of nt.  The glimpses are split by image and
  * every layer by output rows, with a barrier after each layer that the next
- * one reads: four per glimpse.  With nt = 1 (the trainer's case) each layer
+ * one reads: four per glimpse (two at batch 1 with a small first layer:
+ * SMALL_G1_FLOATS below).  With nt = 1 (the trainer's case) each layer
  * is one call, as it always was. */
 typedef struct fwd_job {
     const struct ram_model *m;
@@ -299,6 +300,34 @@ static void locate(const fwd_job *j, const float *h, int count, const float *src
     }
 }
 
+/* Rows [o0, o1) of the glimpse network's second layer, g = relu(...), from
+ * the relu'd [h_g; h_l] of the batch. */
+static void glimpse_net_2(const fwd_job *j, const float *hgl, float *g, int o0, int o1) {
+    const struct ram_model *m = j->m;
+    const ram_model_params *p = &m->p;
+    const int n = j->n, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out;
+    float *w = m->w;
+    if (p->form == RAM_GLIMPSE_CONCAT) {
+        linear_rows(hgl, HG, n, HG, ram_param(m, w, RAM_T_G2_W), ram_param(m, w, RAM_T_G2_B), o0,
+                    o1, g, G, false);
+    } else {
+        linear_rows(hgl, HG, n, Hg, ram_param(m, w, RAM_T_G2_W), ram_param(m, w, RAM_T_G2_B), o0,
+                    o1, g, G, false);
+        linear_rows(hgl + Hg, HG, n, Hl, ram_param(m, w, RAM_T_L2_W), ram_param(m, w, RAM_T_L2_B),
+                    o0, o1, g, G, true);
+    }
+    ram_relu_forward(g + o0, n, o1 - o0, G);
+}
+
+/* Batch 1 on a team, with a first glimpse layer this small or smaller
+ * (floats of W_g1, of the glimpse, of [h_g; h_l]): each thread computes the
+ * whole first layer itself rather than its share.  The paper's MNIST model
+ * (an 8x8 glimpse into 128 units: 8,192 weights) qualifies; a 12x12x3
+ * retina's 55,296 would cost each thread more than the barriers it saves. */
+#define SMALL_G1_FLOATS  16384
+#define SMALL_RHO_FLOATS 256
+#define SMALL_HGL_FLOATS 1024
+
 static void forward_part(void *arg, int k, int nt) {
     const fwd_job *j = arg;
     const struct ram_model *m = j->m;
@@ -318,6 +347,8 @@ static void forward_part(void *arg, int k, int nt) {
     split(G, k, nt, 16, &o0, &o1);
     split(H, k, nt, 16, &u0, &u1);
     const int ni = i1 - i0;
+    const bool whole_first = nt > 1 && n == 1 && D <= SMALL_RHO_FLOATS && HG <= SMALL_HGL_FLOATS &&
+                             (long)D * Hg <= SMALL_G1_FLOATS;
 
     memset(ws->h + (size_t)i0 * H, 0, sizeof(float) * ni * H);
     if (lstm) memset(ws->c + (size_t)i0 * H, 0, sizeof(float) * ni * H);
@@ -335,7 +366,23 @@ static void forward_part(void *arg, int k, int nt) {
          * rows of every patch, as one 512x512 RGB glimpse alone outweighs
          * the layers. */
         const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;
-        if (n < nt && n <= RAM_GEMV_MAX_ROWS) {
+        if (whole_first) {
+            /* Batch 1 with a small retina: every thread works out the
+             * location, the whole glimpse and the whole [h_g; h_l] (the same
+             * bits; thread 0 keeps them), two barriers fewer per glimpse. */
+            float own[6 + SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
+            float *where = k == 0 ? l : own + 4, *r = k == 0 ? rho : own + 6,
+                  *hg = k == 0 ? hgl : own + 6 + SMALL_RHO_FLOATS;
+            locate(j, ht, 1, src, k == 0 ? mupre : own, k == 0 ? mu : own + 2, where);
+            ram_glimpse_one(&m->sensor, j->images, p->channels, p->height, p->width,
+                            where[0] * m->range_x, where[1] * m->range_y, r);
+            linear_rows(r, D, 1, D, ram_param(m, w, RAM_T_G1_W), ram_param(m, w, RAM_T_G1_B), 0, Hg,
+                        hg, HG, false);
+            linear_rows(where, 2, 1, 2, ram_param(m, w, RAM_T_L1_W), ram_param(m, w, RAM_T_L1_B), 0,
+                        Hl, hg + Hg, HG, false);
+            ram_relu_forward(hg, 1, HG, HG);
+            glimpse_net_2(j, hg, g, o0, o1);
+        } else if (n < nt && n <= RAM_GEMV_MAX_ROWS) {
             float own[3][2 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
             float *where = k == 0 ? l : own[2];
             locate(j, ht, n, src, k == 0 ? mupre : own[0], k == 0 ? mu : own[1], where);
@@ -361,32 +408,24 @@ static void forward_part(void *arg, int k, int nt) {
                                 rho + (size_t)i * D);
             }
         }
-        ram_team_barrier(j->team);
+        if (!whole_first) {
+            ram_team_barrier(j->team);
 
-        /* Glimpse network: [h_g; h_l] side by side in one buffer so the CONCAT
-         * form is a single GEMM over it. */
-        linear_rows(rho, D, n, D, ram_param(m, w, RAM_T_G1_W), ram_param(m, w, RAM_T_G1_B), g0, g1,
-                    hgl, HG, false);
-        linear_rows(l, 2, n, 2, ram_param(m, w, RAM_T_L1_W), ram_param(m, w, RAM_T_L1_B), l0, l1,
-                    hgl + Hg, HG, false);
-        if (nt == 1) {
-            ram_relu_forward(hgl, n, HG, HG);
-        } else {
-            ram_relu_forward(hgl + g0, n, g1 - g0, HG);
-            ram_relu_forward(hgl + Hg + l0, n, l1 - l0, HG);
+            /* Glimpse network: [h_g; h_l] side by side in one buffer so the
+             * CONCAT form is a single GEMM over it. */
+            linear_rows(rho, D, n, D, ram_param(m, w, RAM_T_G1_W), ram_param(m, w, RAM_T_G1_B), g0,
+                        g1, hgl, HG, false);
+            linear_rows(l, 2, n, 2, ram_param(m, w, RAM_T_L1_W), ram_param(m, w, RAM_T_L1_B), l0,
+                        l1, hgl + Hg, HG, false);
+            if (nt == 1) {
+                ram_relu_forward(hgl, n, HG, HG);
+            } else {
+                ram_relu_forward(hgl + g0, n, g1 - g0, HG);
+                ram_relu_forward(hgl + Hg + l0, n, l1 - l0, HG);
+            }
+            ram_team_barrier(j->team);
+            glimpse_net_2(j, hgl, g, o0, o1);
         }
-        ram_team_barrier(j->team);
-
-        if (p->form == RAM_GLIMPSE_CONCAT) {
-            linear_rows(hgl, HG, n, HG, ram_param(m, w, RAM_T_G2_W), ram_param(m, w, RAM_T_G2_B),
-                        o0, o1, g, G, false);
-        } else {
-            linear_rows(hgl, HG, n, Hg, ram_param(m, w, RAM_T_G2_W), ram_param(m, w, RAM_T_G2_B),
-                        o0, o1, g, G, false);
-            linear_rows(hgl + Hg, HG, n, Hl, ram_param(m, w, RAM_T_L2_W),
-                        ram_param(m, w, RAM_T_L2_B), o0, o1, g, G, true);
-        }
-        ram_relu_forward(g + o0, n, o1 - o0, G);
         ram_team_barrier(j->team);
 
         /* Core: units [u0, u1), i.e. those rows of each of the LSTM's four

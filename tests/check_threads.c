@@ -360,12 +360,13 @@ END_TEST
 
 /* ---- one state, several threads per call ---- */
 
-static void threaded_state_case(ram_core_type core, ram_glimpse_form form, int hidden) {
+static void threaded_state_case(ram_core_type core, ram_glimpse_form form, int hidden,
+                                int glimpse_hidden) {
     ram_model_params p;
     params(&p, 11);
     p.core = core;
     p.form = form;
-    p.glimpse_hidden = 24;
+    p.glimpse_hidden = glimpse_hidden;
     p.loc_hidden = 40;
     p.glimpse_out = 64;
     p.core_hidden = hidden;
@@ -417,7 +418,7 @@ static void threaded_state_case(ram_core_type core, ram_glimpse_form form, int h
                          RAM_OK);
         ck_assert_mem_eq(got.probs, want.probs, sizeof(float) * 4 * K);
         ck_assert_mem_eq(got.locs, want.locs, sizeof(float) * 4 * T * 2);
-        /* One image: fewer images than threads, the glimpse split by rows. */
+        /* One image: fewer images than threads (the first layer whole or split). */
         ck_assert_int_eq(ram_model_classify_ex(m, one, images + 5 * IMG, 1, RAM_LOCS_SAMPLED, pa,
                                                want.labels, want.probs, want.locs),
                          RAM_OK);
@@ -435,9 +436,13 @@ static void threaded_state_case(ram_core_type core, ram_glimpse_form form, int h
 }
 
 START_TEST(test_threaded_state) {
-    threaded_state_case(RAM_CORE_LSTM, RAM_GLIMPSE_ADDITIVE, 32);
-    threaded_state_case(RAM_CORE_RNN, RAM_GLIMPSE_CONCAT, 48);
-    threaded_state_case(RAM_CORE_LSTM, RAM_GLIMPSE_CONCAT, 20); /* rows not in lines of 16 */
+    threaded_state_case(RAM_CORE_LSTM, RAM_GLIMPSE_ADDITIVE, 32, 24);
+    threaded_state_case(RAM_CORE_RNN, RAM_GLIMPSE_CONCAT, 48, 24);
+    threaded_state_case(RAM_CORE_LSTM, RAM_GLIMPSE_CONCAT, 20, 24); /* rows not in lines of 16 */
+    /* At batch 1 the cases above have every thread compute the whole first
+     * glimpse layer (lib/model.c, SMALL_G1_FLOATS); a first layer of
+     * 32 x 520 weights is split by rows like the others. */
+    threaded_state_case(RAM_CORE_RNN, RAM_GLIMPSE_ADDITIVE, 32, 520);
 }
 END_TEST
 
