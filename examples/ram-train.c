@@ -74,7 +74,7 @@ static void usage(FILE *f) {
         "  --threads N           worker threads (2)      --val N        validation images (10000)\n"
         "  --train-limit N       use only the first N training images (all)\n"
         "  --shift N             mnist only: move each training image by up to N pixels\n"
-        "                        (uniform, zeros fill), afresh every epoch (0)\n"
+        "                        (0-8; uniform, zeros fill), afresh every epoch (0)\n"
         "  --time-budget SEC     stop after this many seconds of training (none)\n"
         "  --out FILE            best model by validation error (ram-mnist.ram)\n"
         "  --checkpoint FILE     checkpoint written every epoch (OUT.ckpt)\n"

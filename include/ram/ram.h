@@ -263,7 +263,8 @@ RAM_API ram_status ram_state_create(const ram_model *m, int max_batch, ram_state
  *
  *  Costs: the threads spin for about 100 us after each call, waiting for the
  *  next one, then sleep until it comes; inside a small call they wait for
- *  each other at four barriers per glimpse.  Memory: that of
+ *  each other at four barriers per glimpse (two for one image when the
+ *  first glimpse layer is small, as in the paper's MNIST model).  Memory: that of
  *  ram_state_create() for max_batch images, plus a workspace for 8 and
  *  max_batch x glimpses x 2 floats.  Give the threads free cores: more
  *  threads than free cores makes calls slower, not faster.  Call
