@@ -25,6 +25,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +50,37 @@ typedef struct options {
     ram_trainer_params tp;
 } options;
 
+/* What a run trains on.  A resumed run must see the same images, so
+ * --resume refuses other ones (the library checks the architecture). */
+typedef struct run_data {
+    int32_t dataset, shift, val, train; /* train: training images used */
+    uint64_t seed;
+} run_data;
+
 /* Caller state stored in checkpoints next to the trainer's own. */
 typedef struct run_state {
     int epoch; /* epochs completed */
     double best_val;
     double elapsed; /* training seconds so far */
+    run_data data;  /* not in older checkpoints (RUN_STATE_OLD bytes): those are not checked */
 } run_state;
+#define RUN_STATE_OLD offsetof(run_state, data)
+
+/* 0 if a checkpoint's data are the run's (or the checkpoint predates them). */
+static int check_resumed_data(const char *path, size_t len, const run_data *got,
+                              const run_data *want) {
+    if (len != sizeof(run_state) && len != RUN_STATE_OLD) {
+        fprintf(stderr, TOOL ": %s was not written by ram-train\n", path);
+        return -1;
+    }
+    if (len == RUN_STATE_OLD || !memcmp(got, want, sizeof *want)) return 0;
+    fprintf(stderr,
+            TOOL ": %s is a run on other images (--dataset %s --shift %d --val %d, %d training "
+                 "images, --seed %llu); resume it with those options\n",
+            path, dataset_name((dataset_kind)got->dataset), (int)got->shift, (int)got->val,
+            (int)got->train, (unsigned long long)got->seed);
+    return -1;
+}
 
 static double now(void) {
     struct timespec ts;
@@ -406,13 +433,15 @@ static int share_start(ram_trainer *t, ram_policy *pol, const options *o, run_st
     }
     MPI_Bcast(bytes, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD);
     size_t ulen = 0;
+    const run_data want = st->data;
     ram_status s = ram_trainer_load_checkpoint_memory(t, bytes, (size_t)len, st, sizeof *st, &ulen);
     free(bytes);
-    if (s || ulen != sizeof *st) {
-        fprintf(stderr, TOOL ": rank %d: %s\n", mpi_rank,
-                s ? ram_last_error() : "the checkpoint was not written by ram-train");
+    if (s) {
+        fprintf(stderr, TOOL ": rank %d: %s\n", mpi_rank, ram_last_error());
         return -1;
     }
+    if (check_resumed_data(o->resume ? o->resume : o->checkpoint, ulen, &st->data, &want))
+        return -1;
     /* Rank 0 keeps the checkpoint's sampling stream; the others draw their
      * own, fresh for every (re)start. */
     if (mpi_rank != 0) ram_policy_seed(pol, o->pp.seed + (uint64_t)st->epoch * 1000003u);
@@ -501,7 +530,7 @@ int main(int argc, char **argv) {
     TRY(ram_trainer_create(model, policy, &o.tp, &trainer));
     const int averaging = o.tp.average_decay > 0;
 
-    run_state st = {0, 1.0, 0.0};
+    run_state st = {0, 1.0, 0.0, {o.dataset, o.shift, o.val, n_train, o.seed}};
 #ifdef RAM_TRAIN_MPI
     TRY(ram_trainer_set_gradient_hook(trainer, allreduce_mean, NULL));
     if (share_start(trainer, policy, &o, &st)) goto fail;
@@ -514,11 +543,9 @@ int main(int argc, char **argv) {
 #else
     if (o.resume) {
         size_t len = 0;
+        const run_data want = st.data;
         TRY(ram_trainer_load_checkpoint(trainer, o.resume, &st, sizeof st, &len));
-        if (len != sizeof st) {
-            fprintf(stderr, TOOL ": %s was not written by ram-train\n", o.resume);
-            goto fail;
-        }
+        if (check_resumed_data(o.resume, len, &st.data, &want)) goto fail;
         fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n", o.resume,
                 st.epoch, 100 * st.best_val);
     }

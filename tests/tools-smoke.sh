@@ -61,6 +61,14 @@ if "${train[@]}" --epochs 1 --shift 1 --dataset translated60 --out "$tmp/b.ram" 
     fail "--shift with translated60 accepted"
 fi
 grep -q "for --dataset mnist" "$tmp/shift.txt" || fail "--shift: no clear message: $(cat "$tmp/shift.txt")"
+# A checkpoint remembers the images it trained on: resuming it with other ones
+# (here shifted) is refused, and says with which options to resume.
+if "${train[@]}" --epochs 4 --shift 1 --out "$tmp/b.ram" --resume "$tmp/m.ram.ckpt" \
+    2>"$tmp/other.txt"; then
+    fail "a checkpoint resumed on other training images"
+fi
+grep -q "is a run on other images (--dataset mnist --shift 0 --val 100, 200 training images" \
+    "$tmp/other.txt" || fail "resume on other images: no clear message: $(cat "$tmp/other.txt")"
 
 json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --json)" || fail "ram-eval"
 case "$json" in *'"test_error": '*'"n": 100'*'"glimpses": 3'*) ;; *) fail "ram-eval json: $json" ;; esac
