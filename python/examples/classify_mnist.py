@@ -6,8 +6,8 @@
 Reads t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte itself, classifies
 every test image with the policy's mean locations, as
 `ram-eval --model MODEL --data DIR` does, and prints the test error.  With
-the committed models/mnist.ram that is 81 of 10,000 (0.81 %); --expect-errors
-81 turns that into a check.
+the committed models/mnist.ram that is 80 of 10,000 (0.80 %); --expect-errors
+80 turns that into a check.
 """
 
 import argparse
