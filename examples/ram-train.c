@@ -597,6 +597,7 @@ int main(int argc, char **argv) {
         double t0 = now(), last_print = t0, nll = 0, reward = 0, base = 0;
         long wrong = 0, seen = 0;
         ram_train_stats s = {0};
+        const uint64_t seed = o.seed * 1000003u + st.epoch; /* this epoch's images */
         TRY(ram_trainer_shuffle(trainer, perm, n_train));
         for (long b = 0; b < steps_per_epoch; b++) {
 #ifdef RAM_TRAIN_MPI
@@ -608,7 +609,6 @@ int main(int argc, char **argv) {
 #endif
             for (int i = 0; i < n; i++) {
                 int k = slice[i];
-                const uint64_t seed = o.seed * 1000003u + st.epoch;
                 float *dst = batch_images + (size_t)i * pixels;
                 if (o.shift) /* plain MNIST only (checked): moved as it is copied */
                     dataset_shift_copy(images + (size_t)k * pixels, h, w, o.shift, seed, k, dst);

@@ -366,32 +366,32 @@ static void forward_part(void *arg, int k, int nt) {
          * rows of every patch, as one 512x512 RGB glimpse alone outweighs
          * the layers. */
         const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;
-        if (whole_first) {
-            /* Batch 1 with a small retina: every thread works out the
-             * location, the whole glimpse and the whole [h_g; h_l] (the same
-             * bits; thread 0 keeps them), two barriers fewer per glimpse. */
-            float own[6 + SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
-            float *where = k == 0 ? l : own + 4, *r = k == 0 ? rho : own + 6,
-                  *hg = k == 0 ? hgl : own + 6 + SMALL_RHO_FLOATS;
-            locate(j, ht, 1, src, k == 0 ? mupre : own, k == 0 ? mu : own + 2, where);
-            ram_glimpse_one(&m->sensor, j->images, p->channels, p->height, p->width,
-                            where[0] * m->range_x, where[1] * m->range_y, r);
-            linear_rows(r, D, 1, D, ram_param(m, w, RAM_T_G1_W), ram_param(m, w, RAM_T_G1_B), 0, Hg,
-                        hg, HG, false);
-            linear_rows(where, 2, 1, 2, ram_param(m, w, RAM_T_L1_W), ram_param(m, w, RAM_T_L1_B), 0,
-                        Hl, hg + Hg, HG, false);
-            ram_relu_forward(hg, 1, HG, HG);
-            glimpse_net_2(j, hg, g, o0, o1);
-        } else if (n < nt && n <= RAM_GEMV_MAX_ROWS) {
+        if (n < nt && n <= RAM_GEMV_MAX_ROWS) {
             float own[3][2 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
             float *where = k == 0 ? l : own[2];
             locate(j, ht, n, src, k == 0 ? mupre : own[0], k == 0 ? mu : own[1], where);
-            int p0, p1;
-            split(m->sensor.patch, k, nt, 1, &p0, &p1);
-            for (int i = 0; p1 > p0 && i < n; i++)
-                ram_glimpse_rows(&m->sensor, j->images + i * img_size, p->channels, p->height,
-                                 p->width, where[2 * i] * m->range_x, where[2 * i + 1] * m->range_y,
-                                 rho + (size_t)i * D, p0, p1);
+            if (whole_first) {
+                /* A small first layer: every thread also extracts the whole
+                 * glimpse and computes the whole [h_g; h_l] (thread 0 into
+                 * the workspace), two barriers fewer per glimpse. */
+                float mine[SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
+                float *r = k == 0 ? rho : mine, *hg = k == 0 ? hgl : mine + SMALL_RHO_FLOATS;
+                ram_glimpse_one(&m->sensor, j->images, p->channels, p->height, p->width,
+                                where[0] * m->range_x, where[1] * m->range_y, r);
+                linear_rows(r, D, 1, D, ram_param(m, w, RAM_T_G1_W), ram_param(m, w, RAM_T_G1_B), 0,
+                            Hg, hg, HG, false);
+                linear_rows(where, 2, 1, 2, ram_param(m, w, RAM_T_L1_W),
+                            ram_param(m, w, RAM_T_L1_B), 0, Hl, hg + Hg, HG, false);
+                ram_relu_forward(hg, 1, HG, HG);
+                glimpse_net_2(j, hg, g, o0, o1);
+            } else {
+                int p0, p1;
+                split(m->sensor.patch, k, nt, 1, &p0, &p1);
+                for (int i = 0; p1 > p0 && i < n; i++)
+                    ram_glimpse_rows(&m->sensor, j->images + i * img_size, p->channels, p->height,
+                                     p->width, where[2 * i] * m->range_x,
+                                     where[2 * i + 1] * m->range_y, rho + (size_t)i * D, p0, p1);
+            }
         } else if (ni > 0) {
             locate(j, ht + (size_t)i0 * H, ni, src ? src + 2 * i0 : NULL, mupre + 2 * i0,
                    mu + 2 * i0, l + 2 * i0);
