@@ -3,6 +3,7 @@
 
 #include "idx.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +79,45 @@ void dataset_shift_copy(const float *img, int h, int w, int shift, uint64_t seed
         }
 }
 
+/* Uniform in [-1, 1). */
+static float symmetric(uint64_t *s) {
+    return (float)(next(s) >> 40) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+void dataset_warp(const float *img, int h, int w, float rotate, float zoom, uint64_t seed,
+                  int index, float *out) {
+    uint64_t s = (uint64_t)index ^ 0x5851f42d4c957f2dULL; /* not dataset_shift_copy's stream */
+    s = seed ^ next(&s);
+    const float angle = rotate * symmetric(&s) * 0.017453292519943295f /* pi / 180 */;
+    const float factor = 1.0f + zoom * symmetric(&s);
+    /* Inverse map: output pixel -> source point (rotate back, shrink back). */
+    const float c = cosf(angle) / factor, sn = sinf(angle) / factor;
+    const float cy = 0.5f * (float)(h - 1), cx = 0.5f * (float)(w - 1);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const float dy = (float)y - cy, dx = (float)x - cx;
+            const float sx = c * dx + sn * dy + cx, sy = -sn * dx + c * dy + cy;
+            const float fx = floorf(sx), fy = floorf(sy), ax = sx - fx, ay = sy - fy;
+            const int x0 = (int)fx, y0 = (int)fy;
+            float v = 0.0f;
+            for (int j = 0; j < 2; j++)
+                for (int i = 0; i < 2; i++) {
+                    const int yy = y0 + j, xx = x0 + i;
+                    if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+                    v += (j ? ay : 1 - ay) * (i ? ax : 1 - ax) * img[(size_t)yy * w + xx];
+                }
+            out[(size_t)y * w + x] = v;
+        }
+}
+
 void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint64_t seed,
                   float *out) {
+    dataset_make_with(kind, digits, n, index, digits + (size_t)index * 28 * 28, seed, out);
+}
+
+void dataset_make_with(dataset_kind kind, const float *digits, int n, int index, const float *digit,
+                       uint64_t seed, float *out) {
     const int D = 28, S = table[kind].side, crop = 8;
-    const float *digit = digits + (size_t)index * D * D;
     if (kind == DATASET_MNIST) {
         memcpy(out, digit, sizeof(float) * D * D);
         return;

@@ -54,6 +54,10 @@ int dataset_names_for_side(int side, char *buf, size_t len);
  */
 void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint64_t seed,
                   float *out);
+/* dataset_make with another picture of digit `index` placed (28 x 28 at
+ * `digit`, e.g. a dataset_warp of it): the same placement and clutter. */
+void dataset_make_with(dataset_kind kind, const float *digits, int n, int index, const float *digit,
+                       uint64_t seed, float *out);
 
 /*
  * Training augmentation for plain images (ram-train --shift): image `index`
@@ -63,6 +67,17 @@ void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint
  */
 void dataset_shift_copy(const float *img, int h, int w, int shift, uint64_t seed, int index,
                         float *out);
+
+/*
+ * Training augmentation for every set (ram-train --rotate, --zoom): image
+ * `index` (h x w at `img`: the digit, before it is placed) rotated about its
+ * centre by an angle uniform in [-rotate, rotate] degrees and scaled by a
+ * factor uniform in [1 - zoom, 1 + zoom], both drawn from (seed, index) on a
+ * stream of their own (so the placement and clutter stay those of the unwarped
+ * image); bilinear, zeros outside.
+ */
+void dataset_warp(const float *img, int h, int w, float rotate, float zoom, uint64_t seed,
+                  int index, float *out);
 
 /*
  * What the tools (ram-eval, ram-glimpses, ram-data) do before using a set,

@@ -43,6 +43,7 @@ typedef struct options {
     const char *data, *out, *checkpoint, *resume, *log;
     dataset_kind dataset;
     int epochs, batch, threads, val, train_limit, decay_epochs, quiet, shift;
+    float rotate, zoom; /* training-image augmentation (datasets.h) */
     double time_budget;
     uint64_t seed;
     ram_model_params mp;
@@ -55,6 +56,8 @@ typedef struct options {
 typedef struct run_data {
     int32_t dataset, shift, val, train; /* train: training images used */
     uint64_t seed;
+    float rotate, zoom; /* not in checkpoints of RUN_STATE_NO_WARP bytes: those had none */
+    uint64_t reserved;  /* 0 */
 } run_data;
 
 /* Caller state stored in checkpoints next to the trainer's own. */
@@ -64,21 +67,28 @@ typedef struct run_state {
     double elapsed; /* training seconds so far */
     run_data data;  /* not in older checkpoints (RUN_STATE_OLD bytes): those are not checked */
 } run_state;
-#define RUN_STATE_OLD offsetof(run_state, data)
+#define RUN_STATE_OLD     offsetof(run_state, data)
+#define RUN_STATE_NO_WARP (offsetof(run_state, data) + offsetof(run_data, rotate))
 
 /* 0 if a checkpoint's data are the run's (or the checkpoint predates them). */
 static int check_resumed_data(const char *path, size_t len, const run_data *got,
                               const run_data *want) {
-    if (len != sizeof(run_state) && len != RUN_STATE_OLD) {
+    if (len != sizeof(run_state) && len != RUN_STATE_NO_WARP && len != RUN_STATE_OLD) {
         fprintf(stderr, TOOL ": %s was not written by ram-train\n", path);
         return -1;
     }
-    if (len == RUN_STATE_OLD || !memcmp(got, want, sizeof *want)) return 0;
+    if (len == RUN_STATE_OLD) return 0;
+    run_data had = *got;
+    if (len == RUN_STATE_NO_WARP) { /* written before --rotate and --zoom existed */
+        had.rotate = had.zoom = 0;
+        had.reserved = 0;
+    }
+    if (!memcmp(&had, want, sizeof *want)) return 0;
     fprintf(stderr,
-            TOOL ": %s is a run on other images (--dataset %s --shift %d --val %d, %d training "
-                 "images, --seed %llu); resume it with those options\n",
-            path, dataset_name((dataset_kind)got->dataset), (int)got->shift, (int)got->val,
-            (int)got->train, (unsigned long long)got->seed);
+            TOOL ": %s is a run on other images (--dataset %s --shift %d --rotate %g --zoom %g "
+                 "--val %d, %d training images, --seed %llu); resume it with those options\n",
+            path, dataset_name((dataset_kind)had.dataset), (int)had.shift, (double)had.rotate,
+            (double)had.zoom, (int)had.val, (int)had.train, (unsigned long long)had.seed);
     return -1;
 }
 
@@ -102,6 +112,9 @@ static void usage(FILE *f) {
         "  --train-limit N       use only the first N training images (all)\n"
         "  --shift N             mnist only: move each training image by up to N pixels\n"
         "                        (0-8; uniform, zeros fill), afresh every epoch (0)\n"
+        "  --rotate DEG          rotate each training digit by up to DEG degrees (0-45)\n"
+        "  --zoom F              and scale it by 1 - F to 1 + F (0-0.5); both uniform,\n"
+        "                        bilinear, afresh every epoch, before it is placed (0)\n"
         "  --time-budget SEC     stop after this many seconds of training (none)\n"
         "  --out FILE            best model by validation error (ram-mnist.ram)\n"
         "  --checkpoint FILE     checkpoint written every epoch (OUT.ckpt)\n"
@@ -234,7 +247,13 @@ static int parse(int argc, char **argv, options *o) {
             INT(o->train_limit);
         else if (FLAG("--shift"))
             INT(o->shift);
-        else if (FLAG("--decay-epochs"))
+        else if (FLAG("--rotate")) {
+            REAL(r);
+            o->rotate = (float)r;
+        } else if (FLAG("--zoom")) {
+            REAL(r);
+            o->zoom = (float)r;
+        } else if (FLAG("--decay-epochs"))
             INT(o->decay_epochs);
         else if (FLAG("--time-budget"))
             REAL(o->time_budget);
@@ -339,6 +358,10 @@ static int parse(int argc, char **argv, options *o) {
     }
     if (o->shift < 0 || o->shift > 8) {
         fprintf(stderr, TOOL ": --shift must be in [0, 8] pixels\n");
+        return -1;
+    }
+    if (!(o->rotate >= 0 && o->rotate <= 45) || !(o->zoom >= 0 && o->zoom <= 0.5f)) {
+        fprintf(stderr, TOOL ": --rotate must be in [0, 45] degrees and --zoom in [0, 0.5]\n");
         return -1;
     }
     if (o->shift && o->dataset != DATASET_MNIST) {
@@ -483,7 +506,7 @@ int main(int argc, char **argv) {
 
     float *images = NULL;
     int *labels = NULL, *perm = NULL, *batch_labels = NULL, n_all, h, w, rc = 1;
-    float *batch_images = NULL, *val_images = NULL;
+    float *batch_images = NULL, *val_images = NULL, *warped = NULL;
     ram_model *model = NULL;
     ram_policy *policy = NULL;
     ram_trainer *trainer = NULL;
@@ -530,7 +553,7 @@ int main(int argc, char **argv) {
     TRY(ram_trainer_create(model, policy, &o.tp, &trainer));
     const int averaging = o.tp.average_decay > 0;
 
-    run_state st = {0, 1.0, 0.0, {o.dataset, o.shift, o.val, n_train, o.seed}};
+    run_state st = {0, 1.0, 0.0, {o.dataset, o.shift, o.val, n_train, o.seed, o.rotate, o.zoom, 0}};
 #ifdef RAM_TRAIN_MPI
     TRY(ram_trainer_set_gradient_hook(trainer, allreduce_mean, NULL));
     if (share_start(trainer, policy, &o, &st)) goto fail;
@@ -550,6 +573,20 @@ int main(int argc, char **argv) {
                 st.epoch, 100 * st.best_val);
     }
 #endif
+    char augment[96] = "";
+    if (o.shift || o.rotate > 0 || o.zoom > 0) {
+        int used = snprintf(augment, sizeof augment, " (training images");
+        if (o.shift)
+            used +=
+                snprintf(augment + used, sizeof augment - used, " shifted by <= %d px,", o.shift);
+        if (o.rotate > 0)
+            used += snprintf(augment + used, sizeof augment - used, " rotated by <= %g deg,",
+                             (double)o.rotate);
+        if (o.zoom > 0)
+            used += snprintf(augment + used, sizeof augment - used, " scaled by 1 +- %g,",
+                             (double)o.zoom);
+        snprintf(augment + used - 1, sizeof augment - used + 1, ")");
+    }
 #ifdef RAM_TRAIN_MPI
     if (mpi_rank == 0)
 #endif
@@ -559,8 +596,8 @@ int main(int argc, char **argv) {
             "%d validation images%s, batch %d, %d threads\n",
             ram_version_string(), dataset_name(o.dataset), h, w, ram_model_param_count(model),
             o.mp.glimpses, o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
-            o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val,
-            o.shift ? " (training images shifted)" : "", o.batch, o.threads);
+            o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val, augment, o.batch,
+            o.threads);
     static const char log_header[] = "epoch,seconds,train_error,val_error,lr,nll,reward,baseline";
     if (o.log && st.epoch > 0) { /* appending: the file's columns must be this run's */
         char line[256], want[256];
@@ -587,7 +624,9 @@ int main(int argc, char **argv) {
     perm = malloc(sizeof(int) * n_train);
     batch_images = malloc(sizeof(float) * o.batch * pixels);
     batch_labels = malloc(sizeof(int) * o.batch);
-    if (!perm || !batch_images || !batch_labels) {
+    const int mnist = o.dataset == DATASET_MNIST, warp = o.rotate > 0 || o.zoom > 0;
+    warped = warp ? malloc(sizeof(float) * pixels) : NULL; /* pixels >= 28 x 28 unless mnist */
+    if (!perm || !batch_images || !batch_labels || (warp && !warped)) {
         fprintf(stderr, TOOL ": out of memory\n");
         goto fail;
     }
@@ -610,8 +649,18 @@ int main(int argc, char **argv) {
             for (int i = 0; i < n; i++) {
                 int k = slice[i];
                 float *dst = batch_images + (size_t)i * pixels;
+                if (warp) { /* the digit itself, before it is shifted or placed */
+                    const int dh = mnist ? h : 28, dw = mnist ? w : 28;
+                    dataset_warp(images + (size_t)k * dh * dw, dh, dw, o.rotate, o.zoom, seed, k,
+                                 warped);
+                }
                 if (o.shift) /* plain MNIST only (checked): moved as it is copied */
-                    dataset_shift_copy(images + (size_t)k * pixels, h, w, o.shift, seed, k, dst);
+                    dataset_shift_copy(warp ? warped : images + (size_t)k * pixels, h, w, o.shift,
+                                       seed, k, dst);
+                else if (warp && mnist)
+                    memcpy(dst, warped, sizeof(float) * pixels);
+                else if (warp) /* clutter from training digits only, as below */
+                    dataset_make_with(o.dataset, images, n_all - o.val, k, warped, seed, dst);
                 else /* clutter comes from training digits only (not validation) */
                     make_image(o.dataset, images, pixels, n_all - o.val, k, seed, dst);
                 batch_labels[i] = labels[k];
@@ -718,6 +767,7 @@ fail:
     free(labels);
     free(perm);
     free(batch_images);
+    free(warped);
     free(val_images);
     free(batch_labels);
 #ifdef RAM_TRAIN_MPI

@@ -61,13 +61,38 @@ if "${train[@]}" --epochs 1 --shift 1 --dataset translated60 --out "$tmp/b.ram" 
     fail "--shift with translated60 accepted"
 fi
 grep -q "for --dataset mnist" "$tmp/shift.txt" || fail "--shift: no clear message: $(cat "$tmp/shift.txt")"
+# --rotate and --zoom: the digits of the first run's images, warped, must train
+# differently; a warped run resumes with the same options and refuses others;
+# out-of-range and NaN amounts are refused.
+"${train[@]}" --epochs 1 --rotate 10 --zoom 0.1 --out "$tmp/w.ram" --log "$tmp/warp.csv" \
+    2>"$tmp/warp.txt" || fail "ram-train --rotate --zoom: $(cat "$tmp/warp.txt")"
+grep -q "training images rotated by <= 10 deg, scaled by 1 +- 0.1)" "$tmp/warp.txt" ||
+    fail "--rotate/--zoom: not said: $(cat "$tmp/warp.txt")"
+[ "$(sed -n 2p "$tmp/log.csv" | cut -d, -f3,6-)" != "$(sed -n 2p "$tmp/warp.csv" | cut -d, -f3,6-)" ] ||
+    fail "--rotate 10 --zoom 0.1 trained exactly as no warp"
+"${train[@]}" --epochs 2 --rotate 10 --zoom 0.1 --out "$tmp/w.ram" --resume "$tmp/w.ram.ckpt" \
+    --log "$tmp/warp.csv" 2>"$tmp/warp.txt" || fail "resume --rotate: $(cat "$tmp/warp.txt")"
+if "${train[@]}" --epochs 3 --rotate 5 --zoom 0.1 --out "$tmp/b.ram" --resume "$tmp/w.ram.ckpt" \
+    2>"$tmp/warp.txt"; then
+    fail "a --rotate 10 checkpoint resumed with --rotate 5"
+fi
+grep -q -- "--rotate 10 --zoom 0.1 --val 100" "$tmp/warp.txt" ||
+    fail "resume with another --rotate: no clear message: $(cat "$tmp/warp.txt")"
+for bad in "--rotate 46" "--rotate -1" "--rotate nan" "--zoom 0.6" "--zoom -0.1"; do
+    # shellcheck disable=SC2086 # the option and its value are two words
+    if "${train[@]}" --epochs 1 $bad --out "$tmp/b.ram" 2>"$tmp/warp.txt"; then
+        fail "$bad accepted"
+    fi
+    grep -q "must be in\|not a number" "$tmp/warp.txt" ||
+        fail "$bad: no clear message: $(cat "$tmp/warp.txt")"
+done
 # A checkpoint remembers the images it trained on: resuming it with other ones
 # (here shifted) is refused, and says with which options to resume.
 if "${train[@]}" --epochs 4 --shift 1 --out "$tmp/b.ram" --resume "$tmp/m.ram.ckpt" \
     2>"$tmp/other.txt"; then
     fail "a checkpoint resumed on other training images"
 fi
-grep -q "is a run on other images (--dataset mnist --shift 0 --val 100, 200 training images" \
+grep -q "is a run on other images (--dataset mnist --shift 0 --rotate 0 --zoom 0 --val 100, 200 training images" \
     "$tmp/other.txt" || fail "resume on other images: no clear message: $(cat "$tmp/other.txt")"
 
 json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --json)" || fail "ram-eval"
