@@ -292,11 +292,12 @@ static void infer_work(void *arg, long iters) {
 }
 
 static stat3 bench_infer(const ram_model *m, const float *x, int batch, int threads,
-                         int state_per_thread) {
+                         int state_per_thread, ram_precision precision) {
     const int callers = state_per_thread ? threads : 1;
     infer_job j = {.threads = callers};
     for (int k = 0; k < callers; k++) {
         CHECK(ram_state_create_threads(m, batch, state_per_thread ? 1 : threads, &j.th[k].st));
+        CHECK(ram_state_set_precision(j.th[k].st, precision));
         j.th[k] = (infer_thread){m, j.th[k].st, x, xmalloc(sizeof(int) * batch), batch, 0};
     }
     stat3 s = measure_rate(infer_work, &j, (double)batch * callers);
@@ -371,6 +372,7 @@ static peer_result run_peer(const config *c, int threads) {
 
 typedef struct row {
     stat3 train32, train128, infer1, infer256;
+    stat3 infer1_half;     /* ram_state_set_precision(HALF) */
     stat3 infer256_states; /* a 1-thread state per caller thread */
 } row;
 
@@ -407,9 +409,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     for (int t = 1; t <= opt.max_threads; t++) {
         lr[t - 1].train32 = bench_train(&p, x, y, 32, t);
         lr[t - 1].train128 = bench_train(&p, x, y, 128, t);
-        lr[t - 1].infer1 = bench_infer(m, x, 1, t, 0);
-        lr[t - 1].infer256 = bench_infer(m, x, 256, t, 0);
-        lr[t - 1].infer256_states = bench_infer(m, x, 256, t, 1);
+        lr[t - 1].infer1 = bench_infer(m, x, 1, t, 0, RAM_PRECISION_FLOAT);
+        lr[t - 1].infer1_half = bench_infer(m, x, 1, t, 0, RAM_PRECISION_HALF);
+        lr[t - 1].infer256 = bench_infer(m, x, 256, t, 0, RAM_PRECISION_FLOAT);
+        lr[t - 1].infer256_states = bench_infer(m, x, 256, t, 1, RAM_PRECISION_FLOAT);
         pr[t - 1] = run_peer(c, t);
     }
     double rss = peak_rss_mb();
@@ -429,6 +432,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     ROW("infer, batch 1", infer1, "samples/s");
     say("   %-26s %22.1f %22.1f %10s  us/image\n", "infer, batch 1 latency",
         1e6 / lr[0].infer1.median, opt.max_threads > 1 ? 1e6 / lr[1].infer1.median : 0.0, "");
+    ROW("infer, batch 1, half", infer1_half, "samples/s");
+    say("   %-26s %22.1f %22.1f %10s  us/image (weights in half precision)\n",
+        "infer, batch 1 half lat.", 1e6 / lr[0].infer1_half.median,
+        opt.max_threads > 1 ? 1e6 / lr[1].infer1_half.median : 0.0, "");
     ROW("infer, batch 256", infer256, "samples/s");
     ROW("infer, b256, state/thread", infer256_states, "samples/s");
     say("   %-26s %22.0f MB (the whole configuration, inputs included)\n", "peak RSS", rss);
@@ -455,11 +462,12 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             "b256 %.0f samples/s\n",
             pr[t].version, t + 1, t ? "s" : "", pr[t].train32.median, pr[t].train128.median,
             pr[t].infer1.median, 1e6 / pr[t].infer1.median, pr[t].infer256.median);
-        say("   libram / PyTorch, %d thread%s: train b32 %.2fx, b128 %.2fx; infer b1 %.2fx, b256 "
-            "%.2fx\n",
+        say("   libram / PyTorch, %d thread%s: train b32 %.2fx, b128 %.2fx; infer b1 %.2fx (half "
+            "%.2fx), b256 %.2fx\n",
             t + 1, t ? "s" : "", lr[t].train32.median / pr[t].train32.median,
             lr[t].train128.median / pr[t].train128.median,
             lr[t].infer1.median / pr[t].infer1.median,
+            lr[t].infer1_half.median / pr[t].infer1.median,
             lr[t].infer256.median / pr[t].infer256.median);
     }
     if (opt.peer && pr[0].ok) say("   PyTorch setup: %s\n", pr[0].setup);
@@ -474,11 +482,13 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             print_stat_json("train_b32", lr[t].train32, 0);
             print_stat_json("train_b128", lr[t].train128, 0);
             print_stat_json("infer_b1", lr[t].infer1, 0);
+            print_stat_json("infer_b1_half", lr[t].infer1_half, 0);
             print_stat_json("infer_b256", lr[t].infer256, 0);
             print_stat_json("infer_b256_state_per_thread", lr[t].infer256_states, 0);
-            printf("\"infer_b1_us\": %.3f}, \"train_limit\": %.1f, \"fraction_of_limit_b128\": "
-                   "%.4f",
-                   1e6 / lr[t].infer1.median, lim, lr[t].train128.median / lim);
+            printf("\"infer_b1_us\": %.3f, \"infer_b1_half_us\": %.3f}, \"train_limit\": %.1f, "
+                   "\"fraction_of_limit_b128\": %.4f",
+                   1e6 / lr[t].infer1.median, 1e6 / lr[t].infer1_half.median, lim,
+                   lr[t].train128.median / lim);
             if (opt.peer && pr[t].ok) {
                 printf(", \"pytorch\": {");
                 print_stat_json("train_b32", pr[t].train32, 0);
@@ -486,10 +496,11 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
                 print_stat_json("infer_b1", pr[t].infer1, 0);
                 print_stat_json("infer_b256", pr[t].infer256, 1);
                 printf("}, \"ratio\": {\"train_b32\": %.3f, \"train_b128\": %.3f, \"infer_b1\": "
-                       "%.3f, \"infer_b256\": %.3f}",
+                       "%.3f, \"infer_b1_half\": %.3f, \"infer_b256\": %.3f}",
                        lr[t].train32.median / pr[t].train32.median,
                        lr[t].train128.median / pr[t].train128.median,
                        lr[t].infer1.median / pr[t].infer1.median,
+                       lr[t].infer1_half.median / pr[t].infer1.median,
                        lr[t].infer256.median / pr[t].infer256.median);
             }
             printf("}");
@@ -508,7 +519,7 @@ static double infer_us(const ram_model_params *p, int batch) {
     ram_model *m;
     CHECK(ram_model_create(p, &m));
     float *x = make_images(batch, p, 3);
-    stat3 s = bench_infer(m, x, batch, 1, 0);
+    stat3 s = bench_infer(m, x, batch, 1, 0, RAM_PRECISION_FLOAT);
     free(x);
     ram_model_free(m);
     return 1e6 / s.median;

@@ -35,6 +35,7 @@ typedef struct options {
     ram_loc_source source;
     uint64_t seed;
     int batch, threads, limit, json;
+    ram_precision precision;
 } options;
 
 /* Everything a worker needs; workers share the model, images and results
@@ -51,6 +52,7 @@ typedef struct job {
     int n_digits;       /* digits clutter is drawn from (the whole split) */
     uint64_t data_seed; /* DATASET_TEST_SEED or DATASET_VAL_SEED */
     ram_loc_source source;
+    ram_precision precision;
     uint64_t seed;
     int index, stride; /* this worker takes batches index, index+stride, ... */
     ram_status status;
@@ -75,6 +77,8 @@ static void usage(FILE *f) {
                "  --seed N          seed for sampled/random locations (1)\n"
                "  --batch N         images per ram_model_classify call (100)\n"
                "  --threads N       worker threads, each with its own ram_state (1)\n"
+               "  --precision P     weights: float (default) or half (every parameter\n"
+               "                    rounded to IEEE half precision: ram_state_set_precision)\n"
                "  --split NAME      data split to evaluate: t10k (default) or train.  With\n"
                "                    --dataset mnist, any DIR/NAME-*-ubyte pair (e.g. one\n"
                "                    exported by ram-data); with another set, train places\n"
@@ -150,6 +154,16 @@ static int parse_args(int argc, char **argv, options *o) {
             }
             o->source = (ram_loc_source)k;
             policy_given = 1;
+        } else if (!strcmp(a, "--precision")) {
+            const char *p = argv[++i];
+            if (p && !strcmp(p, "float"))
+                o->precision = RAM_PRECISION_FLOAT;
+            else if (p && !strcmp(p, "half"))
+                o->precision = RAM_PRECISION_HALF;
+            else {
+                fprintf(stderr, "ram-eval: --precision must be float or half\n");
+                return -1;
+            }
         } else if (!strcmp(a, "--seed")) {
             if (parse_long(a, argv[++i], 0, LONG_MAX, &v)) return -1;
             o->seed = (uint64_t)v;
@@ -211,6 +225,7 @@ static void *run_job(void *arg) {
         }
     }
     ram_status s = ram_state_create(j->model, j->batch, &st);
+    if (s == RAM_OK) s = ram_state_set_precision(st, j->precision);
     if (s != RAM_OK) {
         job_fail(j, s, "ram_state_create");
         free(placed);
@@ -350,6 +365,7 @@ int main(int argc, char **argv) {
                   .n_digits = n_digits,
                   .data_seed = strcmp(o.split, "train") == 0 ? DATASET_VAL_SEED : DATASET_TEST_SEED,
                   .source = o.source,
+                  .precision = o.precision,
                   .seed = o.seed,
                   .index = t,
                   .stride = nthreads,
@@ -386,8 +402,9 @@ int main(int argc, char **argv) {
 
     if (o.json) {
         printf("{\"test_error\": %.6f, \"n\": %d, \"errors\": %ld, \"glimpses\": %d, "
-               "\"policy\": \"%s\", \"dataset\": \"%s\", \"model\": ",
-               error, n, errors, mp.glimpses, source_names[o.source], dataset_name(o.dataset));
+               "\"policy\": \"%s\", \"precision\": \"%s\", \"dataset\": \"%s\", \"model\": ",
+               error, n, errors, mp.glimpses, source_names[o.source],
+               o.precision == RAM_PRECISION_HALF ? "half" : "float", dataset_name(o.dataset));
         json_string(o.model);
         printf(", \"seconds\": %.3f}\n", seconds);
     } else {
@@ -396,6 +413,7 @@ int main(int argc, char **argv) {
                mp.glimpse.depth == 1 ? "" : "s", mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN");
         printf("data:       %s, %s/%s, %d images %dx%d\n", dataset_name(o.dataset), o.data, o.split,
                n, h, w);
+        if (o.precision == RAM_PRECISION_HALF) printf("weights:    rounded to half precision\n");
         printf("locations:  %s", source_names[o.source]);
         if (o.source == RAM_LOCS_SAMPLED || o.source == RAM_LOCS_RANDOM)
             printf(" (seed %llu)", (unsigned long long)o.seed);

@@ -82,6 +82,16 @@ RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, const float *i
 /* Y[n x out] (ld ldy) = X[n x in] (ld ldx) W^T + b, or += when accumulate. b may be NULL. */
 RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W,
                                    const float *b, int out, float *Y, int ldy, bool accumulate);
+/* The same for n <= RAM_GEMV_MAX_ROWS with W in IEEE half precision (the
+ * floats ram_half_to_float() gives, multiplied in float in the order of
+ * ram_linear_forward()'s small-n path: the same bits as that on those floats). */
+RAM_HIDDEN void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint16_t *W,
+                                        const float *b, int out, float *Y, int ldy,
+                                        bool accumulate);
+/* IEEE 754 binary16 <-> float: round to nearest even, overflow to Inf, NaN
+ * kept; every half is exactly a float. */
+RAM_HIDDEN uint16_t ram_float_to_half(float f);
+RAM_HIDDEN float ram_half_to_float(uint16_t h);
 /* dW += dY^T X, db += sum_rows dY; dX (ld lddx) = or += dY W when dX != NULL. */
 RAM_HIDDEN void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int n,
                                     int in, int out, const float *W, float *dW, float *db,
@@ -177,6 +187,9 @@ struct ram_model {
     size_t n_params;
     float *w;      /* n_params weights, 64-byte aligned within w_block */
     void *w_block; /* what was allocated */
+    /* Numbers these weights, unique in the process: a new one at creation,
+     * load and every change (ram_model_touch()). */
+    uint64_t version;
 };
 
 RAM_HIDDEN ram_status ram_model_validate(const ram_model_params *p);
@@ -194,6 +207,9 @@ RAM_HIDDEN ram_status ram_model_alloc(const ram_model_params *p, struct ram_mode
 static inline float *ram_param(const struct ram_model *m, float *base, enum ram_tensor_id id) {
     return base + m->t[id].off;
 }
+/* Note that the model's weights changed (ram_state_set_precision()'s copies
+ * compare this number with the one they were made from). */
+RAM_HIDDEN void ram_model_touch(struct ram_model *m);
 
 /* How forward picks each location. */
 typedef enum ram_loc_mode {
@@ -248,6 +264,13 @@ RAM_HIDDEN void ram_model_forward(const struct ram_model *m, ram_ws *ws, const f
 RAM_HIDDEN void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images,
                                        int n, ram_loc_mode mode, const float *eps_or_locs,
                                        float std, ram_team *team);
+/* ram_model_forward_team() with the parameters at `w` (n_params floats laid
+ * out as m->w) instead of m->w, and, when w16 is not NULL, the same values in
+ * half precision read by the layers of n <= RAM_GEMV_MAX_ROWS images. */
+RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w,
+                                       const uint16_t *w16, ram_ws *ws, const float *images, int n,
+                                       ram_loc_mode mode, const float *eps_or_locs, float std,
+                                       ram_team *team);
 /* After a forward pass of n images in ws: the first image whose glimpses
  * read a NaN or Inf pixel, or -1; *step gets that glimpse's step (0-based).
  * Pixels are never scanned up front, which would make the cost grow with

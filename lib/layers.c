@@ -75,7 +75,119 @@ __attribute__((target("avx2,fma"))) static void dot_rows_avx2(const float *W, in
             y[r + j] = ((acc ? y[r + j] : 0.0f) + (b ? b[r + j] : 0.0f)) + d[j];
     }
 }
+
+/* dot4_avx2 with the four rows in half precision: each row's floats are the
+ * same (F16C's conversion is exact) and are summed in the same order, so the
+ * results are dot4_avx2's on the rounded weights, bit for bit. */
+__attribute__((target("avx2,fma,f16c"))) static void
+dot4_half(const uint16_t *w0, const uint16_t *w1, const uint16_t *w2, const uint16_t *w3,
+          const float *x, int in, float out[4]) {
+#define HALF8(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    int c = 0;
+    for (; c + 16 <= in; c += 16) {
+        const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+        a0 = _mm256_fmadd_ps(HALF8(w0 + c), x0, a0);
+        a1 = _mm256_fmadd_ps(HALF8(w1 + c), x0, a1);
+        a2 = _mm256_fmadd_ps(HALF8(w2 + c), x0, a2);
+        a3 = _mm256_fmadd_ps(HALF8(w3 + c), x0, a3);
+        b0 = _mm256_fmadd_ps(HALF8(w0 + c + 8), x1, b0);
+        b1 = _mm256_fmadd_ps(HALF8(w1 + c + 8), x1, b1);
+        b2 = _mm256_fmadd_ps(HALF8(w2 + c + 8), x1, b2);
+        b3 = _mm256_fmadd_ps(HALF8(w3 + c + 8), x1, b3);
+    }
+    if (c + 8 <= in) {
+        const __m256 x0 = _mm256_loadu_ps(x + c);
+        a0 = _mm256_fmadd_ps(HALF8(w0 + c), x0, a0);
+        a1 = _mm256_fmadd_ps(HALF8(w1 + c), x0, a1);
+        a2 = _mm256_fmadd_ps(HALF8(w2 + c), x0, a2);
+        a3 = _mm256_fmadd_ps(HALF8(w3 + c), x0, a3);
+        c += 8;
+    }
+#undef HALF8
+    a0 = _mm256_add_ps(a0, b0);
+    a1 = _mm256_add_ps(a1, b1);
+    a2 = _mm256_add_ps(a2, b2);
+    a3 = _mm256_add_ps(a3, b3);
+    const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
+    for (; c < in; c++) {
+        out[0] += _cvtsh_ss(w0[c]) * x[c];
+        out[1] += _cvtsh_ss(w1[c]) * x[c];
+        out[2] += _cvtsh_ss(w2[c]) * x[c];
+        out[3] += _cvtsh_ss(w3[c]) * x[c];
+    }
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void dot_rows_half_f16c(const uint16_t *W, int in,
+                                                                        const float *x, int rows,
+                                                                        const float *b, float *y,
+                                                                        bool acc) {
+    float d[4];
+    for (int r = 0; r < rows; r += 4) {
+        const uint16_t *w0 = W + (size_t)r * in;
+        const uint16_t *w1 = r + 1 < rows ? w0 + in : w0,
+                       *w2 = r + 2 < rows ? w0 + 2 * (size_t)in : w0,
+                       *w3 = r + 3 < rows ? w0 + 3 * (size_t)in : w0;
+        dot4_half(w0, w1, w2, w3, x, in, d);
+        for (int j = 0; j < 4 && r + j < rows; j++)
+            y[r + j] = ((acc ? y[r + j] : 0.0f) + (b ? b[r + j] : 0.0f)) + d[j];
+    }
+}
 #endif
+
+/* IEEE 754 binary16, by hand so that the library needs no F16C to be
+ * correct (the kernels above use it to be fast). */
+uint16_t ram_float_to_half(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    const uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) /* Inf, or NaN (kept quiet) */
+        return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520: Inf */
+    if (ax < 0x38800000u) { /* below 2^-14: a subnormal half (or 0), in units of 2^-24 */
+        float a;
+        memcpy(&a, &ax, sizeof a);
+        return (uint16_t)(sign | (uint32_t)lrintf(a * 16777216.0f)); /* 1024 is 2^-14 itself */
+    }
+    uint32_t h = ((ax >> 23) - 112) << 10 | (ax & 0x7fffffu) >> 13; /* rebias 127 -> 15 */
+    const uint32_t rest = ax & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) h++; /* a carry may reach Inf: right */
+    return (uint16_t)(sign | h);
+}
+
+float ram_half_to_float(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    uint32_t x;
+    float f;
+    if (e == 0) {
+        f = (float)m * 5.9604644775390625e-8f; /* m * 2^-24, exact */
+        memcpy(&x, &f, sizeof x);
+        x |= sign;
+    } else if (e == 31) {
+        x = sign | 0x7f800000u | m << 13;
+    } else {
+        x = sign | (e + 112) << 23 | m << 13;
+    }
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+static void dot_rows_half_generic(const uint16_t *W, int in, const float *x, int rows,
+                                  const float *b, float *y, bool acc) {
+    for (int r = 0; r < rows; r++) {
+        const uint16_t *w = W + (size_t)r * in;
+        float s[8] = {0};
+        int c = 0;
+        for (; c + 8 <= in; c += 8)
+            for (int j = 0; j < 8; j++)
+                s[j] += ram_half_to_float(w[c + j]) * x[c + j];
+        float d = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+        for (; c < in; c++)
+            d += ram_half_to_float(w[c]) * x[c];
+        y[r] = ((acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
+    }
+}
 
 static void dot_rows_generic(const float *W, int in, const float *x, int rows, const float *b,
                              float *y, bool acc) {
@@ -105,6 +217,23 @@ static void dot_rows(const float *W, int in, const float *x, int rows, const flo
     }
 #endif
     dot_rows_generic(W, in, x, rows, b, y, acc);
+}
+
+void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint16_t *W,
+                             const float *b, int out, float *Y, int ldy, bool accumulate) {
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)i * ldx;
+        float *y = Y + (size_t)i * ldy;
+#ifdef RAM_X86_KERNELS
+        /* dot_rows()'s choice, so that the bits are its on the rounded weights */
+        if (in >= 8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+            __builtin_cpu_supports("f16c")) {
+            dot_rows_half_f16c(W, in, x, out, b, y, accumulate);
+            continue;
+        }
+#endif
+        dot_rows_half_generic(W, in, x, out, b, y, accumulate);
+    }
 }
 
 void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W, const float *b,

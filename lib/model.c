@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,8 +136,18 @@ ram_status ram_model_alloc(const ram_model_params *p, struct ram_model **out) {
         free(m);
         return ram_fail(RAM_ERR_OUT_OF_MEMORY, "model: %zu parameters: out of memory", n);
     }
+    ram_model_touch(m);
     *out = m;
     return RAM_OK;
+}
+
+/* The only global that changes: a counter, so that a version names one set
+ * of weights in the whole process (a state may be used with several models,
+ * and a freed model's address can come back). */
+static _Atomic uint64_t weights_clock;
+
+void ram_model_touch(struct ram_model *m) {
+    m->version = atomic_fetch_add(&weights_clock, 1) + 1;
 }
 
 ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
@@ -259,6 +270,8 @@ static inline float clamp1(float x) {
  * is one call, as it always was. */
 typedef struct fwd_job {
     const struct ram_model *m;
+    const float *w;      /* the parameters used: m->w, or a state's rounded copy */
+    const uint16_t *w16; /* the same in half precision for small batches, or NULL */
     ram_ws *ws;
     const float *images;
     int n;
@@ -275,12 +288,19 @@ static void split(int total, int k, int nt, int align, int *a, int *b) {
     *b = k == nt - 1 ? total : (int)((long)total * (k + 1) / nt / align * align);
 }
 
-/* Rows [r0, r1) of a linear layer: W's rows, b's entries, Y's columns. */
-static void linear_rows(const float *X, int ldx, int n, int in, const float *W, const float *b,
-                        int r0, int r1, float *Y, int ldy, bool acc) {
-    if (r1 > r0)
-        ram_linear_forward(X, ldx, n, in, W + (size_t)r0 * in, b ? b + r0 : NULL, r1 - r0, Y + r0,
-                           ldy, acc);
+/* Rows [r0, r1) of linear layer `id` (its weight tensor; bias `bid`, or
+ * RAM_T_COUNT for none): W's rows, b's entries, Y's columns.  A small batch
+ * reads the half-precision copy when the job has one. */
+static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in,
+                        enum ram_tensor_id id, enum ram_tensor_id bid, int r0, int r1, float *Y,
+                        int ldy, bool acc) {
+    if (r1 <= r0) return;
+    const size_t off = j->m->t[id].off + (size_t)r0 * in;
+    const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off + r0 : NULL;
+    if (j->w16 && n <= RAM_GEMV_MAX_ROWS)
+        ram_linear_forward_half(X, ldx, n, in, j->w16 + off, b, r1 - r0, Y + r0, ldy, acc);
+    else
+        ram_linear_forward(X, ldx, n, in, j->w + off, b, r1 - r0, Y + r0, ldy, acc);
 }
 
 /* Where `count` images look next: mu_t from their h_{t-1} rows through the
@@ -290,8 +310,7 @@ static void locate(const fwd_job *j, const float *h, int count, const float *src
                    float *mu, float *l) {
     const struct ram_model *m = j->m;
     const int H = m->p.core_hidden;
-    ram_linear_forward(h, H, count, H, ram_param(m, m->w, RAM_T_LOC_W),
-                       ram_param(m, m->w, RAM_T_LOC_B), 2, mupre, 2, false);
+    linear_rows(j, h, H, count, H, RAM_T_LOC_W, RAM_T_LOC_B, 0, 2, mupre, 2, false);
     for (int i = 0; i < 2 * count; i++) {
         mu[i] = bound_fwd(m->p.bound, mupre[i]);
         l[i] = j->mode == RAM_LOC_MEAN     ? mu[i]
@@ -306,15 +325,11 @@ static void glimpse_net_2(const fwd_job *j, const float *hgl, float *g, int o0, 
     const struct ram_model *m = j->m;
     const ram_model_params *p = &m->p;
     const int n = j->n, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out;
-    float *w = m->w;
     if (p->form == RAM_GLIMPSE_CONCAT) {
-        linear_rows(hgl, HG, n, HG, ram_param(m, w, RAM_T_G2_W), ram_param(m, w, RAM_T_G2_B), o0,
-                    o1, g, G, false);
+        linear_rows(j, hgl, HG, n, HG, RAM_T_G2_W, RAM_T_G2_B, o0, o1, g, G, false);
     } else {
-        linear_rows(hgl, HG, n, Hg, ram_param(m, w, RAM_T_G2_W), ram_param(m, w, RAM_T_G2_B), o0,
-                    o1, g, G, false);
-        linear_rows(hgl + Hg, HG, n, Hl, ram_param(m, w, RAM_T_L2_W), ram_param(m, w, RAM_T_L2_B),
-                    o0, o1, g, G, true);
+        linear_rows(j, hgl, HG, n, Hg, RAM_T_G2_W, RAM_T_G2_B, o0, o1, g, G, false);
+        linear_rows(j, hgl + Hg, HG, n, Hl, RAM_T_L2_W, RAM_T_L2_B, o0, o1, g, G, true);
     }
     ram_relu_forward(g + o0, n, o1 - o0, G);
 }
@@ -338,7 +353,6 @@ static void forward_part(void *arg, int k, int nt) {
               Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, K = p->classes,
               NG = m->gates;
     const size_t img_size = (size_t)p->channels * p->height * p->width;
-    float *w = m->w;
     const bool lstm = p->core == RAM_CORE_LSTM;
     int i0, i1, g0, g1, l0, l1, o0, o1, u0, u1;
     split(n, k, nt, 1, &i0, &i1);
@@ -378,10 +392,8 @@ static void forward_part(void *arg, int k, int nt) {
                 float *r = k == 0 ? rho : mine, *hg = k == 0 ? hgl : mine + SMALL_RHO_FLOATS;
                 ram_glimpse_one(&m->sensor, j->images, p->channels, p->height, p->width,
                                 where[0] * m->range_x, where[1] * m->range_y, r);
-                linear_rows(r, D, 1, D, ram_param(m, w, RAM_T_G1_W), ram_param(m, w, RAM_T_G1_B), 0,
-                            Hg, hg, HG, false);
-                linear_rows(where, 2, 1, 2, ram_param(m, w, RAM_T_L1_W),
-                            ram_param(m, w, RAM_T_L1_B), 0, Hl, hg + Hg, HG, false);
+                linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
+                linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
                 ram_relu_forward(hg, 1, HG, HG);
                 glimpse_net_2(j, hg, g, o0, o1);
             } else {
@@ -413,10 +425,8 @@ static void forward_part(void *arg, int k, int nt) {
 
             /* Glimpse network: [h_g; h_l] side by side in one buffer so the
              * CONCAT form is a single GEMM over it. */
-            linear_rows(rho, D, n, D, ram_param(m, w, RAM_T_G1_W), ram_param(m, w, RAM_T_G1_B), g0,
-                        g1, hgl, HG, false);
-            linear_rows(l, 2, n, 2, ram_param(m, w, RAM_T_L1_W), ram_param(m, w, RAM_T_L1_B), l0,
-                        l1, hgl + Hg, HG, false);
+            linear_rows(j, rho, D, n, D, RAM_T_G1_W, RAM_T_G1_B, g0, g1, hgl, HG, false);
+            linear_rows(j, l, 2, n, 2, RAM_T_L1_W, RAM_T_L1_B, l0, l1, hgl + Hg, HG, false);
             if (nt == 1) {
                 ram_relu_forward(hgl, n, HG, HG);
             } else {
@@ -434,10 +444,9 @@ static void forward_part(void *arg, int k, int nt) {
         const int blocks = NG / H, whole = u0 == 0 && u1 == H;
         for (int q = 0; q < (whole ? 1 : blocks); q++) {
             const int r0 = whole ? 0 : q * H + u0, r1 = whole ? NG : q * H + u1;
-            linear_rows(g, G, n, G, ram_param(m, w, RAM_T_CX_W), ram_param(m, w, RAM_T_C_B), r0, r1,
-                        pre, NG, false);
+            linear_rows(j, g, G, n, G, RAM_T_CX_W, RAM_T_C_B, r0, r1, pre, NG, false);
             if (t > 0) /* h_0 = 0 contributes nothing */
-                linear_rows(ht, H, n, H, ram_param(m, w, RAM_T_CH_W), NULL, r0, r1, pre, NG, true);
+                linear_rows(j, ht, H, n, H, RAM_T_CH_W, RAM_T_COUNT, r0, r1, pre, NG, true);
         }
         if (lstm) {
             float *ct = ws->c + (size_t)t * n * H;
@@ -450,15 +459,20 @@ static void forward_part(void *arg, int k, int nt) {
     if (k != 0) return;
     /* Classifier on h_T; logits are turned into probabilities in place. */
     const float *hT = ws->h + (size_t)T * n * H;
-    ram_linear_forward(hT, H, n, H, ram_param(m, w, RAM_T_CLS_W), ram_param(m, w, RAM_T_CLS_B), K,
-                       ws->probs, K, false);
+    linear_rows(j, hT, H, n, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, ws->probs, K, false);
     ram_softmax(ws->probs, ws->probs, n, K);
 }
 
 void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
-    fwd_job j = {m, ws, images, n, mode, eps_or_locs, std, team};
+    ram_model_forward_with(m, m->w, NULL, ws, images, n, mode, eps_or_locs, std, team);
+}
+
+void ram_model_forward_with(const struct ram_model *m, const float *w, const uint16_t *w16,
+                            ram_ws *ws, const float *images, int n, ram_loc_mode mode,
+                            const float *eps_or_locs, float std, ram_team *team) {
+    fwd_job j = {m, w, w16, ws, images, n, mode, eps_or_locs, std, team};
     ram_team_run(team, forward_part, &j);
 }
 
@@ -559,6 +573,14 @@ struct ram_state {
     ram_team *team; /* NULL: the caller's thread alone */
     ram_ws *sub;    /* one per team thread, for batches above ROW_SPLIT_MAX (or NULL) */
     float *noise;   /* T x max_batch x 2 locations or noise, when sub is used */
+    /* RAM_PRECISION_HALF: the parameters rounded to half precision, as
+     * halves (w16) and as the floats they are (wr), made from the weights
+     * numbered `version` (0: not made yet).  NULL with FLOAT. */
+    ram_precision precision;
+    uint16_t *w16;
+    float *wr;
+    void *half_block;
+    uint64_t version;
 };
 
 void ram_state_free(ram_state *st) {
@@ -568,6 +590,7 @@ void ram_state_free(ram_state *st) {
             ram_ws_release(&st->sub[k]);
     free(st->sub);
     ram_team_free(st->team);
+    free(st->half_block);
     free(st->noise);
     ram_ws_release(&st->ws);
     free(st);
@@ -609,6 +632,53 @@ ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threa
 
 ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out) {
     return ram_state_create_threads(m, max_batch, 1, out);
+}
+
+ram_status ram_state_set_precision(ram_state *st, ram_precision precision) {
+    if (!st) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_set_precision: state is NULL");
+    if (precision != RAM_PRECISION_FLOAT && precision != RAM_PRECISION_HALF)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_set_precision: unknown precision %d",
+                        (int)precision);
+    if (precision == RAM_PRECISION_FLOAT) {
+        free(st->half_block);
+        st->half_block = NULL;
+        st->w16 = NULL;
+        st->wr = NULL;
+    } else if (!st->half_block) {
+        /* Both copies on cache lines (64 bytes), as the model's weights are. */
+        const size_t np = st->n_params, wr_bytes = (np * sizeof(float) + 63) / 64 * 64;
+        void *block = malloc(63 + wr_bytes + np * sizeof(uint16_t));
+        if (!block)
+            return ram_fail(RAM_ERR_OUT_OF_MEMORY,
+                            "state_set_precision: %zu parameters: out of memory", np);
+        char *base = (char *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+        st->half_block = block;
+        st->wr = (float *)(void *)base;
+        st->w16 = (uint16_t *)(void *)(base + wr_bytes);
+    }
+    st->precision = precision;
+    st->version = 0; /* made at the next classify */
+    return RAM_OK;
+}
+
+/* Round the model's parameters into the state's copies, unless they were
+ * made from these very weights. */
+static ram_status refresh_half(const ram_model *m, ram_state *st) {
+    if (st->version == m->version) return RAM_OK;
+    for (size_t i = 0; i < m->n_params; i++) {
+        const uint16_t h = ram_float_to_half(m->w[i]);
+        if ((h & 0x7c00u) == 0x7c00u) {
+            st->version = 0;
+            return ram_fail(RAM_ERR_NUMERIC,
+                            "classify: parameter %zu (%g) is beyond half precision's range "
+                            "(65504): use RAM_PRECISION_FLOAT for this model",
+                            i, (double)m->w[i]);
+        }
+        st->w16[i] = h;
+        st->wr[i] = ram_half_to_float(h);
+    }
+    st->version = m->version;
+    return RAM_OK;
 }
 
 bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
@@ -681,8 +751,9 @@ static void forward_slice(void *arg, int k, int nt) {
             memcpy(ws->aux + (size_t)t * ni * 2, j->st->noise + ((size_t)t * j->n + i0) * 2,
                    sizeof(float) * 2 * ni);
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
-    ram_model_forward(j->m, ws, j->images + i0 * img, ni, j->mode,
-                      j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std);
+    ram_model_forward_with(j->m, j->st->wr ? j->st->wr : j->m->w, j->st->w16, ws,
+                           j->images + i0 * img, ni, j->mode,
+                           j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
 }
 
 ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
@@ -700,6 +771,10 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
     if (source < RAM_LOCS_MEAN || source > RAM_LOCS_CENTER)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: unknown location source %d",
                         (int)source);
+    if (st->precision == RAM_PRECISION_HALF) {
+        ram_status s = refresh_half(m, st);
+        if (s) return s;
+    }
     const bool by_slice = n > st->ws.max_n; /* only with threads: see ram_state */
     float *aux = by_slice ? st->noise : st->ws.aux;
     const size_t nl = (size_t)m->p.glimpses * n * 2;
@@ -724,8 +799,8 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         break;
     }
     if (!by_slice) {
-        ram_model_forward_team(m, &st->ws, images, n, mode, mode == RAM_LOC_MEAN ? NULL : aux, std,
-                               st->team);
+        ram_model_forward_with(m, st->wr ? st->wr : m->w, st->w16, &st->ws, images, n, mode,
+                               mode == RAM_LOC_MEAN ? NULL : aux, std, st->team);
         return finish(m, &st->ws, 0, n, labels, probs, locs);
     }
     slice_job j = {m, st, images, n, mode, std};

@@ -440,6 +440,7 @@ ram_status ram_trainer_swap_average(ram_trainer *t) {
         avg[i] = x;
     }
     t->avg_in = !t->avg_in;
+    ram_model_touch(t->m);
     return RAM_OK;
 }
 
@@ -522,6 +523,7 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     update(t, t->m->w, g, np, 0, lr, scale, 1.0f - lr * t->p.weight_decay, t->avg,
            t->avg ? average_rate(t) : 0.0f);
     if (nb) update(t, t->pol->bw, gb, nb, np, lr, scale, 1.0f, NULL, 0.0f);
+    ram_model_touch(t->m);
     t->step++;
     if (stats) {
         stats->nll = (float)(nll / n);
@@ -752,6 +754,7 @@ static ram_status load_checkpoint(ram_trainer *t, const unsigned char *data, siz
     }
     /* Everything checked: commit. */
     memcpy(t->m->w, m->w, sizeof(float) * m->n_params);
+    ram_model_touch(t->m);
     if (avg) memcpy(t->avg, avg, sizeof(float) * m->n_params);
     if (nbw) memcpy(pol->bw, bw, sizeof(float) * nbw);
     pol->rng = prng;

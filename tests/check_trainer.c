@@ -303,8 +303,10 @@ START_TEST(test_steps_allocate_nothing) {
     make_data();
     setup s;
     make_setup(&s, 2, RAM_OPT_ADAM, RAM_CORE_LSTM);
-    ram_state *st;
+    ram_state *st, *half; /* half: rounds the weights again after every step */
     ck_assert_int_eq(ram_state_create(s.m, BATCH, &st), RAM_OK);
+    ck_assert_int_eq(ram_state_create(s.m, BATCH, &half), RAM_OK);
+    ck_assert_int_eq(ram_state_set_precision(half, RAM_PRECISION_HALF), RAM_OK);
     int pred[BATCH];
     double err;
     train_steps(&s, 1); /* anything lazy happens here, not later */
@@ -317,6 +319,8 @@ START_TEST(test_steps_allocate_nothing) {
         bad |= ram_trainer_train_batch(s.t, data, labels, 3, NULL);
         bad |= ram_trainer_evaluate(s.t, data, labels, NDATA, &err);
         bad |= ram_model_classify(s.m, st, data, BATCH, pred, NULL, NULL);
+        bad |= ram_model_classify(s.m, half, data, 1, pred, NULL, NULL);
+        bad |= ram_model_classify(s.m, half, data, BATCH, pred, NULL, NULL);
     }
     const long made = allocations - before;
     ck_assert_int_eq(bad, RAM_OK);
@@ -329,6 +333,7 @@ START_TEST(test_steps_allocate_nothing) {
     ck_assert_int_eq(created, RAM_OK);
     ck_assert_int_gt(made2, 0);
     ram_state_free(st2);
+    ram_state_free(half);
     ram_state_free(st);
     free_setup(&s);
 }

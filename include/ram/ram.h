@@ -25,7 +25,8 @@
  *
  * Threads
  *   libram keeps no global mutable state (a constant table is built once,
- *   under pthread_once), and the last-error message is per thread.  Handles:
+ *   under pthread_once; an atomic counter numbers weight changes for
+ *   ram_state_set_precision()), and the last-error message is per thread.  Handles:
  *   - ram_model and ram_glimpse MAY be shared: any number of threads may at
  *     once call the functions that only read them (ram_model_classify(),
  *     ram_model_classify_ex(), ram_model_get_params(), ram_model_param_count(),
@@ -278,6 +279,40 @@ RAM_API ram_status ram_state_create_threads(const ram_model *m, int max_batch, i
                                             ram_state **out);
 /** Free an inference workspace (NULL is a no-op); joins its worker threads. */
 RAM_API void ram_state_free(ram_state *s);
+
+/** The precision of the weights a state classifies with (ram_state_set_precision()). */
+typedef enum ram_precision {
+    RAM_PRECISION_FLOAT = 0, /**< the model's float weights as they are (the default) */
+    RAM_PRECISION_HALF = 1   /**< every parameter rounded to IEEE 754 binary16 */
+} ram_precision;
+
+/**
+ * Classify with this state at another precision of the weights.
+ *
+ * HALF: the state keeps its own copy of the model's parameters, each rounded
+ * to the nearest IEEE 754 half-precision (binary16) number, and classifies
+ * with those values; all arithmetic stays float.  Calls of up to 8 images
+ * read the 16-bit numbers themselves: half the bytes of weights per glimpse,
+ * whose streaming from cache is what bounds batch-1 latency
+ * (docs/performance.md has the figures); larger calls multiply by the same
+ * values held as floats, so every batch size classifies the same rounded
+ * model.  Results differ from FLOAT's by that rounding (a relative 2^-11 per
+ * weight at most); docs/performance.md gives the test error of the committed
+ * models both ways.
+ *
+ * The copy is made at the next ram_model_classify() or
+ * ram_model_classify_ex() call, and again whenever that call's model is
+ * another one or its weights have changed since (a trainer step,
+ * ram_trainer_swap_average(), ram_trainer_load_checkpoint()): a pass over
+ * the parameters, which allocates nothing.  That call then fails with
+ * NUMERIC if a parameter's magnitude rounds beyond 65504, the largest finite
+ * half.  Memory: 6 bytes per parameter (1.3 MB for the paper's MNIST model),
+ * freed by setting FLOAT again.
+ *
+ * Errors: INVALID_ARGUMENT (NULL state, unknown precision), OUT_OF_MEMORY
+ * (the state is then unchanged).
+ */
+RAM_API ram_status ram_state_set_precision(ram_state *st, ram_precision precision);
 
 /**
  * Classify n images (n x C x H x W, the model's shape) with mean locations:

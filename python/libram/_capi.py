@@ -205,6 +205,7 @@ ram_model_param_count = _fn("ram_model_param_count", _SIZE, VOIDP)
 ram_state_create = _fn("ram_state_create", _STATUS, VOIDP, _INT, _OUT)
 ram_state_create_threads = _fn("ram_state_create_threads", _STATUS, VOIDP, _INT, _INT, _OUT)
 ram_state_free = _fn("ram_state_free", None, VOIDP)
+ram_state_set_precision = _fn("ram_state_set_precision", _STATUS, VOIDP, _INT)
 ram_model_classify = _fn("ram_model_classify", _STATUS, VOIDP, VOIDP, FLOATP, _INT, INTP, FLOATP,
                          FLOATP)
 ram_model_classify_ex = _fn("ram_model_classify_ex", _STATUS, VOIDP, VOIDP, FLOATP, _INT, _INT,

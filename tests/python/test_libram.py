@@ -274,6 +274,24 @@ def test_threads_same_results(small, buffers):
     assert small.threads == 3
 
 
+def test_half_precision(small, buffers):
+    x = images(13, SMALL_PIXELS)
+    full = [flat_result(small.classify(x[:n * SMALL_PIXELS], n)) for n in (1, 13)]
+    assert small.precision == "float"
+    small.precision = "half"  # the existing workspace switches
+    half = [flat_result(small.classify(x[:n * SMALL_PIXELS], n)) for n in (1, 13)]
+    for a, b in zip(full, half):
+        assert a[1] != b[1]  # the weights were rounded...
+        assert b[1] == pytest.approx(a[1], abs=0.05)  # ...not garbled
+    small.threads = 2  # a new workspace keeps the precision: the same bits at batch 1
+    assert flat_result(small.classify(x[:SMALL_PIXELS], 1)) == half[0]
+    with pytest.raises(ValueError):
+        small.precision = "double"
+    assert small.precision == "half"
+    small.precision = "float"
+    assert flat_result(small.classify(x[:SMALL_PIXELS], 1)) == full[0]
+
+
 def test_save_load_classify_equal(small, tmp_path, buffers):
     n, k, steps = 7, SMALL["classes"], SMALL["glimpses"]
     x = images(n, SMALL_PIXELS)
