@@ -296,9 +296,9 @@ typedef enum ram_precision {
  * whose streaming from cache is what bounds batch-1 latency
  * (docs/performance.md has the figures); larger calls multiply by the same
  * values held as floats, so every batch size classifies the same rounded
- * model.  Results differ from FLOAT's by that rounding (a relative 2^-11 per
- * weight at most); docs/performance.md gives the test error of the committed
- * models both ways.
+ * model.  Results differ from FLOAT's by that rounding (at most 2^-11 of a
+ * weight's magnitude; 2^-25 absolute below 2^-14); docs/performance.md gives
+ * the test error of the committed models both ways.
  *
  * The copy is made at the next ram_model_classify() or
  * ram_model_classify_ex() call, and again whenever that call's model is
