@@ -15,33 +15,53 @@
  * so a row's value does not depend on how a caller splits the rows between
  * threads: results are the same bits for any thread count. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 #define RAM_X86_KERNELS 1
 
+#define RAM_X86_TARGET "avx2,fma,f16c"
+
+/* Eight weights from row w at column c, as floats: float rows as they are,
+ * half rows through F16C (exact).  `half` is a constant wherever this is
+ * inlined, so each kernel below has one kind of load. */
+__attribute__((target(RAM_X86_TARGET), always_inline)) static inline __m256
+load8(const void *w, int c, bool half) {
+    if (half) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + c)));
+    return _mm256_loadu_ps((const float *)w + c);
+}
+
+__attribute__((target(RAM_X86_TARGET), always_inline)) static inline float
+weight(const void *w, int c, bool half) {
+    return half ? _cvtsh_ss(((const uint16_t *)w)[c]) : ((const float *)w)[c];
+}
+
 /* Four rows per pass: x is loaded once for four rows (5 loads per 4 FMAs).
- * Two accumulators per row hide the FMA latency. */
-__attribute__((target("avx2,fma"))) static void dot4_avx2(const float *w0, const float *w1,
-                                                          const float *w2, const float *w3,
-                                                          const float *x, int in, float out[4]) {
+ * Two accumulators per row hide the FMA latency.  The half rows' floats are
+ * summed in exactly the float rows' order, so a half row gives the bits a
+ * float row of the rounded weights gives. */
+__attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
+dot4(const void *w0, const void *w1, const void *w2, const void *w3, const float *x, int in,
+     float out[4], bool half) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
     int c = 0;
     for (; c + 16 <= in; c += 16) {
         const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c), x0, a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c), x0, a1);
-        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + c), x0, a2);
-        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + c), x0, a3);
-        b0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c + 8), x1, b0);
-        b1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c + 8), x1, b1);
-        b2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + c + 8), x1, b2);
-        b3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + c + 8), x1, b3);
+        a0 = _mm256_fmadd_ps(load8(w0, c, half), x0, a0);
+        a1 = _mm256_fmadd_ps(load8(w1, c, half), x0, a1);
+        a2 = _mm256_fmadd_ps(load8(w2, c, half), x0, a2);
+        a3 = _mm256_fmadd_ps(load8(w3, c, half), x0, a3);
+        b0 = _mm256_fmadd_ps(load8(w0, c + 8, half), x1, b0);
+        b1 = _mm256_fmadd_ps(load8(w1, c + 8, half), x1, b1);
+        b2 = _mm256_fmadd_ps(load8(w2, c + 8, half), x1, b2);
+        b3 = _mm256_fmadd_ps(load8(w3, c + 8, half), x1, b3);
     }
     if (c + 8 <= in) {
         const __m256 x0 = _mm256_loadu_ps(x + c);
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + c), x0, a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + c), x0, a1);
-        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + c), x0, a2);
-        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + c), x0, a3);
+        a0 = _mm256_fmadd_ps(load8(w0, c, half), x0, a0);
+        a1 = _mm256_fmadd_ps(load8(w1, c, half), x0, a1);
+        a2 = _mm256_fmadd_ps(load8(w2, c, half), x0, a2);
+        a3 = _mm256_fmadd_ps(load8(w3, c, half), x0, a3);
         c += 8;
     }
     a0 = _mm256_add_ps(a0, b0);
@@ -52,87 +72,67 @@ __attribute__((target("avx2,fma"))) static void dot4_avx2(const float *w0, const
     const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
     _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
     for (; c < in; c++) {
-        out[0] += w0[c] * x[c];
-        out[1] += w1[c] * x[c];
-        out[2] += w2[c] * x[c];
-        out[3] += w3[c] * x[c];
+        out[0] += weight(w0, c, half) * x[c];
+        out[1] += weight(w1, c, half) * x[c];
+        out[2] += weight(w2, c, half) * x[c];
+        out[3] += weight(w3, c, half) * x[c];
     }
 }
 
-__attribute__((target("avx2,fma"))) static void dot_rows_avx2(const float *W, int in,
-                                                              const float *x, int rows,
-                                                              const float *b, float *y, bool acc) {
+/* y[r] for rows [0, rows) of W (floats, or halves when `half`). */
+__attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
+dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, float *y, bool acc,
+             bool half) {
+    const size_t size = half ? sizeof(uint16_t) : sizeof(float);
     float d[4];
     for (int r = 0; r < rows; r += 4) {
-        const float *w0 = W + (size_t)r * in;
+        const char *w0 = (const char *)W + (size_t)r * in * size;
         /* Past the last row, repeat it: each lane's arithmetic is its own,
          * so row r comes out the same as in a full block. */
-        const float *w1 = r + 1 < rows ? w0 + in : w0,
-                    *w2 = r + 2 < rows ? w0 + 2 * (size_t)in : w0,
-                    *w3 = r + 3 < rows ? w0 + 3 * (size_t)in : w0;
-        dot4_avx2(w0, w1, w2, w3, x, in, d);
+        const char *w1 = r + 1 < rows ? w0 + in * size : w0,
+                   *w2 = r + 2 < rows ? w0 + 2 * in * size : w0,
+                   *w3 = r + 3 < rows ? w0 + 3 * in * size : w0;
+        dot4(w0, w1, w2, w3, x, in, d, half);
         for (int j = 0; j < 4 && r + j < rows; j++)
             y[r + j] = ((acc ? y[r + j] : 0.0f) + (b ? b[r + j] : 0.0f)) + d[j];
     }
 }
 
-/* dot4_avx2 with the four rows in half precision: each row's floats are the
- * same (F16C's conversion is exact) and are summed in the same order, so the
- * results are dot4_avx2's on the rounded weights, bit for bit. */
-__attribute__((target("avx2,fma,f16c"))) static void
-dot4_half(const uint16_t *w0, const uint16_t *w1, const uint16_t *w2, const uint16_t *w3,
-          const float *x, int in, float out[4]) {
-#define HALF8(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p)))
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-    int c = 0;
-    for (; c + 16 <= in; c += 16) {
-        const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
-        a0 = _mm256_fmadd_ps(HALF8(w0 + c), x0, a0);
-        a1 = _mm256_fmadd_ps(HALF8(w1 + c), x0, a1);
-        a2 = _mm256_fmadd_ps(HALF8(w2 + c), x0, a2);
-        a3 = _mm256_fmadd_ps(HALF8(w3 + c), x0, a3);
-        b0 = _mm256_fmadd_ps(HALF8(w0 + c + 8), x1, b0);
-        b1 = _mm256_fmadd_ps(HALF8(w1 + c + 8), x1, b1);
-        b2 = _mm256_fmadd_ps(HALF8(w2 + c + 8), x1, b2);
-        b3 = _mm256_fmadd_ps(HALF8(w3 + c + 8), x1, b3);
-    }
-    if (c + 8 <= in) {
-        const __m256 x0 = _mm256_loadu_ps(x + c);
-        a0 = _mm256_fmadd_ps(HALF8(w0 + c), x0, a0);
-        a1 = _mm256_fmadd_ps(HALF8(w1 + c), x0, a1);
-        a2 = _mm256_fmadd_ps(HALF8(w2 + c), x0, a2);
-        a3 = _mm256_fmadd_ps(HALF8(w3 + c), x0, a3);
-        c += 8;
-    }
-#undef HALF8
-    a0 = _mm256_add_ps(a0, b0);
-    a1 = _mm256_add_ps(a1, b1);
-    a2 = _mm256_add_ps(a2, b2);
-    a3 = _mm256_add_ps(a3, b3);
-    const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
-    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
-    for (; c < in; c++) {
-        out[0] += _cvtsh_ss(w0[c]) * x[c];
-        out[1] += _cvtsh_ss(w1[c]) * x[c];
-        out[2] += _cvtsh_ss(w2[c]) * x[c];
-        out[3] += _cvtsh_ss(w3[c]) * x[c];
-    }
+__attribute__((target(RAM_X86_TARGET))) static void dot_rows_avx2(const float *W, int in,
+                                                                  const float *x, int rows,
+                                                                  const float *b, float *y,
+                                                                  bool acc) {
+    dot_rows_x86(W, in, x, rows, b, y, acc, false);
 }
 
-__attribute__((target("avx2,fma,f16c"))) static void dot_rows_half_f16c(const uint16_t *W, int in,
-                                                                        const float *x, int rows,
-                                                                        const float *b, float *y,
-                                                                        bool acc) {
-    float d[4];
-    for (int r = 0; r < rows; r += 4) {
-        const uint16_t *w0 = W + (size_t)r * in;
-        const uint16_t *w1 = r + 1 < rows ? w0 + in : w0,
-                       *w2 = r + 2 < rows ? w0 + 2 * (size_t)in : w0,
-                       *w3 = r + 3 < rows ? w0 + 3 * (size_t)in : w0;
-        dot4_half(w0, w1, w2, w3, x, in, d);
-        for (int j = 0; j < 4 && r + j < rows; j++)
-            y[r + j] = ((acc ? y[r + j] : 0.0f) + (b ? b[r + j] : 0.0f)) + d[j];
+__attribute__((target(RAM_X86_TARGET))) static void dot_rows_half_f16c(const uint16_t *W, int in,
+                                                                       const float *x, int rows,
+                                                                       const float *b, float *y,
+                                                                       bool acc) {
+    dot_rows_x86(W, in, x, rows, b, y, acc, true);
+}
+
+/* F16C, from CPUID leaf 1 (clang 14's __builtin_cpu_supports does not know
+ * it), asked once: CPUID traps to the hypervisor in a VM, microseconds.  The
+ * race on the first calls is benign: every thread stores the same value. */
+static bool has_f16c(void) {
+    static _Atomic int known; /* 0: not asked yet; 1: no; 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        unsigned a, b, c, d;
+        k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
     }
+    return k == 2;
+}
+
+/* Both kernels need the same features (every AVX2 processor has F16C),
+ * so a float layer and a half layer always take the same kind of kernel. */
+static bool x86_kernels(int in) {
+    /* Bit tests of a table libgcc fills at start-up: cheap per call.  Rows
+     * shorter than a vector (the location layer's 2 inputs) are plain
+     * scalar work, and the vector kernel's reductions would dominate. */
+    return in >= 8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
 }
 #endif
 
@@ -208,10 +208,7 @@ static void dot_rows_generic(const float *W, int in, const float *x, int rows, c
 static void dot_rows(const float *W, int in, const float *x, int rows, const float *b, float *y,
                      bool acc) {
 #ifdef RAM_X86_KERNELS
-    /* Two bit tests of a table libgcc fills at start-up: cheap per call.
-     * Rows shorter than a vector (the location layer's 2 inputs) are plain
-     * scalar work, and the vector kernel's reductions would dominate. */
-    if (in >= 8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    if (x86_kernels(in)) {
         dot_rows_avx2(W, in, x, rows, b, y, acc);
         return;
     }
@@ -225,9 +222,7 @@ void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint1
         const float *x = X + (size_t)i * ldx;
         float *y = Y + (size_t)i * ldy;
 #ifdef RAM_X86_KERNELS
-        /* dot_rows()'s choice, so that the bits are its on the rounded weights */
-        if (in >= 8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-            __builtin_cpu_supports("f16c")) {
+        if (x86_kernels(in)) { /* dot_rows()'s choice: its bits on the rounded weights */
             dot_rows_half_f16c(W, in, x, out, b, y, accumulate);
             continue;
         }
