@@ -103,7 +103,7 @@ START_TEST(test_conversions_match_f16c) {
                                   ram_half_to_float((uint16_t)(h + 1))); /* a tie, exact */
         ck_assert_uint_eq(ram_float_to_half(mid), hw_to_half(mid));
     }
-    for (int i = 0; i < 1000000; i++) {
+    for (int i = 0; i < 200000; i++) {
         const float y = from_bits(rnd32());
         if (isnan(y)) continue;
         ck_assert_msg(ram_float_to_half(y) == hw_to_half(y), "%a", (double)y);
@@ -323,7 +323,6 @@ END_TEST
 static Suite *suite(void) {
     Suite *s = suite_create("precision");
     TCase *tc = tcase_create("half");
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_conversions_known_values);
     tcase_add_test(tc, test_conversions_match_f16c);
     tcase_add_test(tc, test_half_kernel_equals_float_kernel);
