@@ -573,7 +573,7 @@ int main(int argc, char **argv) {
                 st.epoch, 100 * st.best_val);
     }
 #endif
-    char augment[96] = "";
+    char augment[160] = ""; /* at most about 90 */
     if (o.shift || o.rotate > 0 || o.zoom > 0) {
         int used = snprintf(augment, sizeof augment, " (training images");
         if (o.shift)
