@@ -97,6 +97,15 @@ grep -q "is a run on other images (--dataset mnist --shift 0 --rotate 0 --zoom 0
 
 json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --json)" || fail "ram-eval"
 case "$json" in *'"test_error": '*'"n": 100'*'"glimpses": 3'*) ;; *) fail "ram-eval json: $json" ;; esac
+# --precision half: the same set evaluated with half-precision weights, said
+# in the JSON; an unknown precision is refused.
+json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --precision half --json)" ||
+    fail "ram-eval --precision half"
+case "$json" in *'"n": 100'*'"precision": "half"'*) ;; *) fail "ram-eval half json: $json" ;; esac
+if "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --precision double 2>"$tmp/p.txt"; then
+    fail "--precision double accepted"
+fi
+grep -q "must be float or half" "$tmp/p.txt" || fail "--precision: no clear message"
 
 if [ -x "$bin/ram-glimpses" ]; then
     "$bin/ram-glimpses" --model "$tmp/m.ram" --data "$tmp/data" --out "$tmp/g.png" --count 2 \
