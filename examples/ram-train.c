@@ -649,19 +649,18 @@ int main(int argc, char **argv) {
             for (int i = 0; i < n; i++) {
                 int k = slice[i];
                 float *dst = batch_images + (size_t)i * pixels;
-                if (warp) { /* the digit itself, before it is shifted or placed */
+                if (warp) { /* the digit itself, before it is shifted or placed; a plain
+                             * image that is not shifted is warped straight into the batch */
                     const int dh = mnist ? h : 28, dw = mnist ? w : 28;
                     dataset_warp(images + (size_t)k * dh * dw, dh, dw, o.rotate, o.zoom, seed, k,
-                                 warped);
+                                 mnist && !o.shift ? dst : warped);
                 }
                 if (o.shift) /* plain MNIST only (checked): moved as it is copied */
                     dataset_shift_copy(warp ? warped : images + (size_t)k * pixels, h, w, o.shift,
                                        seed, k, dst);
-                else if (warp && mnist)
-                    memcpy(dst, warped, sizeof(float) * pixels);
-                else if (warp) /* clutter from training digits only, as below */
+                else if (warp && !mnist) /* clutter from training digits only, as below */
                     dataset_make_with(o.dataset, images, n_all - o.val, k, warped, seed, dst);
-                else /* clutter comes from training digits only (not validation) */
+                else if (!warp) /* clutter comes from training digits only (not validation) */
                     make_image(o.dataset, images, pixels, n_all - o.val, k, seed, dst);
                 batch_labels[i] = labels[k];
             }

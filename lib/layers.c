@@ -173,36 +173,38 @@ float ram_half_to_float(uint16_t h) {
     return f;
 }
 
-static void dot_rows_half_generic(const uint16_t *W, int in, const float *x, int rows,
-                                  const float *b, float *y, bool acc) {
+/* The portable kernel, for float rows or (when `half`) half rows: the same
+ * sums in the same order either way.  Inlined into its two callers below, so
+ * that `half` is a constant in each. */
+__attribute__((always_inline)) static inline void dot_rows_portable(const void *W, int in,
+                                                                    const float *x, int rows,
+                                                                    const float *b, float *y,
+                                                                    bool acc, bool half) {
     for (int r = 0; r < rows; r++) {
-        const uint16_t *w = W + (size_t)r * in;
+        const size_t row = (size_t)r * in;
         float s[8] = {0};
         int c = 0;
+#define WEIGHT(i)                                                                                  \
+    (half ? ram_half_to_float(((const uint16_t *)W)[row + (i)]) : ((const float *)W)[row + (i)])
         for (; c + 8 <= in; c += 8)
             for (int j = 0; j < 8; j++)
-                s[j] += ram_half_to_float(w[c + j]) * x[c + j];
+                s[j] += WEIGHT(c + j) * x[c + j];
         float d = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
         for (; c < in; c++)
-            d += ram_half_to_float(w[c]) * x[c];
+            d += WEIGHT(c) * x[c];
+#undef WEIGHT
         y[r] = ((acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
     }
 }
 
 static void dot_rows_generic(const float *W, int in, const float *x, int rows, const float *b,
                              float *y, bool acc) {
-    for (int r = 0; r < rows; r++) {
-        const float *w = W + (size_t)r * in;
-        float s[8] = {0};
-        int c = 0;
-        for (; c + 8 <= in; c += 8)
-            for (int j = 0; j < 8; j++)
-                s[j] += w[c + j] * x[c + j];
-        float d = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-        for (; c < in; c++)
-            d += w[c] * x[c];
-        y[r] = ((acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
-    }
+    dot_rows_portable(W, in, x, rows, b, y, acc, false);
+}
+
+static void dot_rows_half_generic(const uint16_t *W, int in, const float *x, int rows,
+                                  const float *b, float *y, bool acc) {
+    dot_rows_portable(W, in, x, rows, b, y, acc, true);
 }
 
 static void dot_rows(const float *W, int in, const float *x, int rows, const float *b, float *y,

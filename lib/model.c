@@ -728,6 +728,11 @@ static ram_status finish(const ram_model *m, const ram_ws *ws, int i0, int n, in
     return RAM_OK;
 }
 
+/* The parameters a state classifies with: its rounded copy, or the model's. */
+static const float *state_weights(const ram_state *st, const ram_model *m) {
+    return st->wr ? st->wr : m->w;
+}
+
 /* Each thread forwards its slice of the batch in its own workspace. */
 typedef struct slice_job {
     const ram_model *m;
@@ -751,9 +756,8 @@ static void forward_slice(void *arg, int k, int nt) {
             memcpy(ws->aux + (size_t)t * ni * 2, j->st->noise + ((size_t)t * j->n + i0) * 2,
                    sizeof(float) * 2 * ni);
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
-    ram_model_forward_with(j->m, j->st->wr ? j->st->wr : j->m->w, j->st->w16, ws,
-                           j->images + i0 * img, ni, j->mode,
-                           j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
+    ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, ws, j->images + i0 * img,
+                           ni, j->mode, j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
 }
 
 ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
@@ -799,7 +803,7 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         break;
     }
     if (!by_slice) {
-        ram_model_forward_with(m, st->wr ? st->wr : m->w, st->w16, &st->ws, images, n, mode,
+        ram_model_forward_with(m, state_weights(st, m), st->w16, &st->ws, images, n, mode,
                                mode == RAM_LOC_MEAN ? NULL : aux, std, st->team);
         return finish(m, &st->ws, 0, n, labels, probs, locs);
     }
