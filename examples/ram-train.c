@@ -41,6 +41,8 @@
 
 typedef struct options {
     const char *data, *out, *checkpoint, *resume, *log;
+    const char *init;       /* --init: start from this model's weights and architecture */
+    const char *model_flag; /* the last architecture option given, refused with --init */
     dataset_kind dataset;
     int epochs, batch, threads, val, train_limit, decay_epochs, quiet, shift;
     float rotate, zoom; /* training-image augmentation (datasets.h) */
@@ -98,6 +100,17 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The options that set ram_model_params: with --init they come from the file. */
+static int is_model_flag(const char *a) {
+    static const char *const names[] = {
+        "--glimpses",   "--patch",       "--depth",       "--scale",     "--glimpse-hidden",
+        "--loc-hidden", "--glimpse-out", "--hidden",      "--core",      "--form",
+        "--bound",      "--std",         "--unit-pixels", "--init-scale"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(a, names[i])) return 1;
+    return 0;
+}
+
 static void usage(FILE *f) {
     fprintf(
         f,
@@ -121,6 +134,10 @@ static void usage(FILE *f) {
         "  --resume FILE         continue from a checkpoint: exactly with the same options\n"
         "                        and threads; a larger --epochs stretches the lr decay\n"
         "                        (when it is not set by --decay-epochs)\n"
+        "  --init MODEL          start from a saved model's weights (fine-tuning, or a\n"
+        "                        run continued without its checkpoint): the model options\n"
+        "                        below come from MODEL and may not be given; the\n"
+        "                        optimizer and the baseline start afresh\n"
         "  --log FILE            per-epoch CSV: epoch,seconds,train_error,val_error,lr,...\n"
         "  --quiet               no live progress line\n"
         "  -h, --help            show this help\n"
@@ -206,6 +223,7 @@ static int parse(int argc, char **argv, options *o) {
         }                                                                                          \
     } while (0)
         double r;
+        if (is_model_flag(a)) o->model_flag = a;
         if (FLAG("-h") || FLAG("--help")) {
             usage(stdout);
             exit(0);
@@ -230,6 +248,9 @@ static int parse(int argc, char **argv, options *o) {
         } else if (FLAG("--resume")) {
             NEED();
             o->resume = v;
+        } else if (FLAG("--init")) {
+            NEED();
+            o->init = v;
         } else if (FLAG("--log")) {
             NEED();
             o->log = v;
@@ -362,6 +383,12 @@ static int parse(int argc, char **argv, options *o) {
     }
     if (!(o->rotate >= 0 && o->rotate <= 45) || !(o->zoom >= 0 && o->zoom <= 0.5f)) {
         fprintf(stderr, TOOL ": --rotate must be in [0, 45] degrees and --zoom in [0, 0.5]\n");
+        return -1;
+    }
+    if (o->init && o->model_flag) {
+        fprintf(stderr,
+                TOOL ": --init takes the model's architecture, std and range from %s; drop %s\n",
+                o->init, o->model_flag);
         return -1;
     }
     if (o->shift && o->dataset != DATASET_MNIST) {
@@ -535,7 +562,18 @@ int main(int argc, char **argv) {
     o.mp.width = w;
     o.mp.channels = 1;
 
-    TRY(ram_model_create(&o.mp, &model));
+    if (o.init) {
+        TRY(ram_model_load(o.init, &model));
+        TRY(ram_model_get_params(model, &o.mp));
+        if (o.mp.height != h || o.mp.width != w || o.mp.channels != 1) {
+            fprintf(stderr,
+                    TOOL ": %s takes %dx%d images with %d channels; %s has 1-channel %dx%d\n",
+                    o.init, o.mp.height, o.mp.width, o.mp.channels, dataset_name(o.dataset), h, w);
+            goto fail;
+        }
+    } else {
+        TRY(ram_model_create(&o.mp, &model));
+    }
     TRY(ram_policy_create(&o.pp, model, &policy));
 #ifdef RAM_TRAIN_MPI
     const long global_batch = (long)o.batch * mpi_size;
@@ -598,6 +636,12 @@ int main(int argc, char **argv) {
             o.mp.glimpses, o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
             o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val, augment, o.batch,
             o.threads);
+#ifdef RAM_TRAIN_MPI
+    if (mpi_rank == 0)
+#endif
+        if (o.init && !o.resume)
+            fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)\n",
+                    o.init);
     static const char log_header[] = "epoch,seconds,train_error,val_error,lr,nll,reward,baseline";
     if (o.log && st.epoch > 0) { /* appending: the file's columns must be this run's */
         char line[256], want[256];
