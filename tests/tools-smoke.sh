@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end smoke test of the installed-style tools on a tiny synthetic
-# MNIST-shaped data set made here (no download): train, resume, evaluate,
-# average the weights, draw glimpses, export data sets twice (byte-identical), reject a damaged
-# model, and run the hello example.
+# MNIST-shaped data set made here (no download): train, resume, start from a
+# saved model, evaluate, average the weights, draw glimpses, export data sets
+# twice (byte-identical), reject a damaged model, and run the hello example.
 #
 # Usage: tools-smoke.sh BUILD_DIR
 set -euo pipefail
@@ -28,6 +28,23 @@ train=("$bin/ram-train" --data "$tmp/data" --val 100 --batch 32 --threads 2 --qu
     2>"$tmp/resume.txt" || fail "resume: $(cat "$tmp/resume.txt")"
 grep -q "resumed from" "$tmp/resume.txt" || fail "resume did not say so"
 grep -q "^epoch   3" "$tmp/resume.txt" || fail "resume did not run epoch 3"
+
+# --init: the weights and architecture of a saved model; at learning rate 0 the
+# best model written is that very model, byte for byte.  Model options beside
+# it, and a model of another image size, are refused with a clear message.
+init=("$bin/ram-train" --data "$tmp/data" --val 100 --batch 32 --threads 2 --quiet --epochs 1)
+"${init[@]}" --init "$tmp/m.ram" --lr 0 --out "$tmp/i.ram" 2>"$tmp/init.txt" ||
+    fail "ram-train --init: $(cat "$tmp/init.txt")"
+grep -q "starting from the weights of $tmp/m.ram" "$tmp/init.txt" || fail "--init: not said"
+cmp -s "$tmp/m.ram" "$tmp/i.ram" || fail "--init --lr 0 did not keep the model's weights"
+if "${init[@]}" --init "$tmp/m.ram" --glimpses 4 --out "$tmp/b.ram" 2>"$tmp/init.txt"; then
+    fail "--init with --glimpses accepted"
+fi
+grep -q "drop --glimpses" "$tmp/init.txt" || fail "--init --glimpses: no clear message: $(cat "$tmp/init.txt")"
+if "${init[@]}" --init "$tmp/m.ram" --dataset translated60 --out "$tmp/b.ram" 2>"$tmp/init.txt"; then
+    fail "a 28x28 model trained on translated60"
+fi
+grep -q "takes 28x28 images" "$tmp/init.txt" || fail "--init size: no clear message: $(cat "$tmp/init.txt")"
 
 # --average: the average is validated and kept, the last weights' error logged
 # next to it; a resume continues the average, one with other columns is refused.
