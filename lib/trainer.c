@@ -97,8 +97,8 @@ enum {
     JOB_NORM,   /* each block's squared norm only (after the gradient hook) */
     JOB_UPDATE, /* the optimizer's update of the weights */
 };
-/* The norm is summed per block and the blocks in order: the same bits for
- * any thread count, as the summed gradient has. */
+/* The norm is summed per block and the blocks in order: its bits depend only
+ * on g, not on how the blocks are shared out among the workers. */
 #define GRAD_BLOCK 4096
 
 /* ---- one slice ---- */

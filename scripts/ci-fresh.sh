@@ -19,13 +19,19 @@ die() { echo "ci-fresh: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (chroot and debootstrap need it)"
 command -v debootstrap >/dev/null || die "needs debootstrap (apt-get install debootstrap)"
+# safe.directory: root running on a checkout another user owns.
+git() { command git -c safe.directory='*' "$@"; }
 sha=$(git -C "$repo" rev-parse --verify "$commit^{commit}") || die "no commit $commit"
 
 mkdir -p "$work"
-if [ ! -x "$work/base/bin/bash" ]; then
+# Made in base.tmp and renamed only when debootstrap succeeded: an
+# interrupted one is never taken for a finished base.
+if [ ! -d "$work/base" ]; then
     echo "ci-fresh: making the base root in $work/base (once)"
-    debootstrap --variant=minbase bookworm "$work/base" http://deb.debian.org/debian \
+    rm -rf --one-file-system "$work/base.tmp"
+    debootstrap --variant=minbase bookworm "$work/base.tmp" http://deb.debian.org/debian \
         >"$work/debootstrap.log" 2>&1 || die "debootstrap failed: see $work/debootstrap.log"
+    mv "$work/base.tmp" "$work/base"
 fi
 
 root="$work/root"
@@ -34,10 +40,13 @@ cleanup() {
 }
 trap cleanup EXIT
 cleanup
-rm -rf "$root"
+# Never delete through a mount left behind (the host's /dev, say).
+if findmnt -rn -o TARGET | grep -q "^$root/"; then die "mounts remain under $root: umount them first"; fi
+rm -rf --one-file-system "$root"
 cp -a "$work/base" "$root"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 git clone -q --no-hardlinks "$repo" "$root/repo"
+git -C "$root/repo" fetch -q origin "$sha" 2>/dev/null || true # a commit no branch holds
 git -C "$root/repo" checkout -q "$sha"
 mount -t proc proc "$root/proc"
 mount -t sysfs sys "$root/sys"

@@ -35,7 +35,7 @@ grep -q "^epoch   3" "$tmp/resume.txt" || fail "resume did not run epoch 3"
 init=("$bin/ram-train" --data "$tmp/data" --val 100 --batch 32 --threads 2 --quiet --epochs 1)
 "${init[@]}" --init "$tmp/m.ram" --lr 0 --out "$tmp/i.ram" 2>"$tmp/init.txt" ||
     fail "ram-train --init: $(cat "$tmp/init.txt")"
-grep -q "starting from the weights of $tmp/m.ram" "$tmp/init.txt" || fail "--init: not said"
+grep -qF "starting from the weights of $tmp/m.ram" "$tmp/init.txt" || fail "--init: not said"
 cmp -s "$tmp/m.ram" "$tmp/i.ram" || fail "--init --lr 0 did not keep the model's weights"
 if "${init[@]}" --init "$tmp/m.ram" --glimpses 4 --out "$tmp/b.ram" 2>"$tmp/init.txt"; then
     fail "--init with --glimpses accepted"
