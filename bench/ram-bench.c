@@ -699,14 +699,13 @@ static void report_machine_load(const cpu_ticks *t0, double own0) {
 
 /* ---- main --------------------------------------------------------------------- */
 
-static void usage(void) {
-    fprintf(stderr,
-            "usage: ram-bench [--reps N (5)] [--warmup N (1)] [--quick] [--json]\n"
-            "                 [--config mnist|translated60|cluttered100|image512]\n"
-            "                 [--threads 1|2] [--peer CMD | --no-peer] [--no-scaling]\n"
-            "  --peer CMD   the PyTorch peer (default: python3 bench/torch_ram.py next to the\n"
-            "               source, if python3 can import torch)\n");
-    exit(2);
+static void usage(FILE *to, int status) {
+    fprintf(to, "usage: ram-bench [--reps N (5)] [--warmup N (1)] [--quick] [--json]\n"
+                "                 [--config mnist|translated60|cluttered100|image512]\n"
+                "                 [--threads 1|2] [--peer CMD | --no-peer] [--no-scaling]\n"
+                "  --peer CMD   the PyTorch peer (default: python3 bench/torch_ram.py next to the\n"
+                "               source, if python3 can import torch)\n");
+    exit(status);
 }
 
 int main(int argc, char **argv) {
@@ -733,12 +732,14 @@ int main(int argc, char **argv) {
             no_peer = 1;
         else if (!strcmp(a, "--no-scaling"))
             scaling = 0;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            usage(stdout, 0);
         else
-            usage();
+            usage(stderr, 2);
     }
     if (opt.reps < 1 || opt.reps > 64 || opt.warmup < 1 || opt.max_threads < 1 ||
         opt.max_threads > 2)
-        usage();
+        usage(stderr, 2);
     if (opt.quick) opt.rep_seconds = 0.15;
     static char peer_cmd[1024];
     if (!no_peer) {

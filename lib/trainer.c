@@ -790,9 +790,13 @@ static ram_status load_checkpoint(ram_trainer *t, const unsigned char *data, siz
     uint64_t step = ram_rd_u64(&oc);
     rng_ok &= get_rng(&oc, &trng);
     uint64_t n = ram_rd_u64(&oc);
-    if (pc.bad || oc.bad || n != nopt || opt != (uint32_t)t->p.optimizer ||
-        step > (uint64_t)LONG_MAX) {
-        s = ram_fail(pc.bad || oc.bad ? RAM_ERR_FORMAT : RAM_ERR_MISMATCH,
+    if (pc.bad || oc.bad || step > (uint64_t)LONG_MAX) { /* no trainer takes that many steps */
+        s = ram_fail(RAM_ERR_FORMAT, "%s: the checkpoint's policy or optimizer state is damaged",
+                     name);
+        goto done;
+    }
+    if (n != nopt || opt != (uint32_t)t->p.optimizer) {
+        s = ram_fail(RAM_ERR_MISMATCH,
                      "%s: the checkpoint's policy or optimizer state does not fit this trainer",
                      name);
         goto done;

@@ -740,7 +740,7 @@ START_TEST(test_impossible_checkpoint_state) {
     const size_t pol_rng = (size_t)(pc.p - good) + 4 + 8 + 4 * f.pol->n_bw;
     const size_t opt_rng = (size_t)(oc.p - good) + 4 + 8;
     const size_t m1 = opt_rng + 44 + 8, m2 = m1 + 4 * (f.m->n_params + f.pol->n_bw);
-    const uint64_t nan64 = 0x7ff8000000000000ULL;
+    const uint64_t nan64 = 0x7ff8000000000000ULL, huge_step = 0x8000000000000000ULL;
     const uint32_t nan32 = 0x7fc00000u, inf32 = 0x7f800000u, neg32 = 0xbf800000u;
     const struct {
         size_t at, n;
@@ -749,6 +749,7 @@ START_TEST(test_impossible_checkpoint_state) {
     } edits[] = {
         {pol_rng, 32, NULL, "policy RNG all zero"},
         {opt_rng, 32, NULL, "trainer RNG all zero"},
+        {opt_rng - 8, 8, &huge_step, "step count above LONG_MAX"},
         {pol_rng + 32, 8, &nan64, "policy spare normal NaN"},
         {(size_t)(pc.p - good) + 12, 4, &nan32, "baseline weight NaN"},
         {(size_t)(pc.p - good) + 16, 4, &inf32, "baseline weight Inf"},

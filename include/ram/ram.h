@@ -228,7 +228,7 @@ RAM_API void ram_model_params_init_sized(ram_model_params *p, size_t size);
 /** Create a model with freshly initialised weights.  Errors: INVALID_ARGUMENT
  *  (a size < 1; channels > 4096; height, width, hidden sizes > 65536 and
  *  core_hidden > 16384; more than 1e9 values per image or 2^24 per glimpse;
- *  glimpses > 64; classes < 2; loc_std not in [1e-4, 10]; loc_range_pixels
+ *  glimpses > 64; classes < 2 or > 65536; loc_std not in [1e-4, 10]; loc_range_pixels
  *  not in [0, 1e6]; init_scale not in [0, 10]; an unknown enum value),
  *  OUT_OF_MEMORY. */
 RAM_API ram_status ram_model_create(const ram_model_params *p, ram_model **out);
@@ -242,7 +242,8 @@ RAM_API size_t ram_model_param_count(const ram_model *m);
 
 /** Create an inference workspace for up to `max_batch` (<= 2^20) images at a time.
  *  One per thread; it borrows nothing from the model, but may only be used
- *  with models of the same architecture. */
+ *  with models of the same architecture.  Errors: INVALID_ARGUMENT (NULL m
+ *  or out, max_batch not in [1, 2^20]), OUT_OF_MEMORY. */
 RAM_API ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out);
 
 /** Most threads ram_state_create_threads() accepts. */
@@ -354,9 +355,9 @@ RAM_API ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, cons
  *  `path` is always either the old file or the complete new one. */
 RAM_API ram_status ram_model_save(const ram_model *m, const char *path);
 /** Load a model saved by ram_model_save() (or a checkpoint, whose model part
- *  is read).  Every size is checked before it is trusted.  Errors: IO,
- *  FORMAT (not a libram model), VERSION, CORRUPT (truncated or checksum),
- *  OUT_OF_MEMORY. */
+ *  is read).  Every size is checked before it is trusted.  Errors:
+ *  INVALID_ARGUMENT (NULL path or out), IO, FORMAT (not a libram model),
+ *  VERSION, CORRUPT (truncated or checksum), OUT_OF_MEMORY. */
 RAM_API ram_status ram_model_load(const char *path, ram_model **out);
 /** As ram_model_load(), from the `size` bytes of a whole file already in
  *  memory (read elsewhere, embedded, received).  The bytes are borrowed for
@@ -595,9 +596,12 @@ RAM_API ram_status ram_trainer_save_checkpoint(const ram_trainer *t, const char 
  * and trainer params.  Training then continues exactly as the uninterrupted
  * run would (same thread count).  Up to user_cap bytes of caller data are
  * copied to `user`; *user_len (if not NULL) receives its full length.
- * Errors: as ram_model_load(), plus MISMATCH when the architecture (every
+ * Errors: as ram_model_load(), plus INVALID_ARGUMENT (NULL t or path, NULL
+ * user with user_cap > 0, or while ram_trainer_swap_average() has the average
+ * in), MISMATCH when the architecture (every
  * ram_model_params field but seed and init_scale), the baseline type or the
- * optimizer differ, and FORMAT for state no trainer can be in (a non-finite
+ * optimizer differ, and FORMAT for a model file that is not a checkpoint and
+ * for state no trainer can be in (a step count above LONG_MAX, a non-finite
  * baseline weight or optimizer moment, a negative second moment, an all-zero
  * or NaN random-number state, and for a trainer that averages, a weight
  * average that is short, of the wrong length or not finite; a trainer that
