@@ -294,11 +294,14 @@ typedef enum ram_precision {
  * to the nearest IEEE 754 half-precision (binary16) number, and classifies
  * with those values; all arithmetic stays float.  Calls of up to 8 images
  * read the 16-bit numbers themselves: half the bytes of weights per glimpse,
- * whose streaming from cache is what bounds batch-1 latency
- * (docs/performance.md has the figures); larger calls multiply by the same
- * values held as floats, so every batch size classifies the same rounded
- * model.  Results differ from FLOAT's by that rounding (at most 2^-11 of a
- * weight's magnitude; 2^-25 absolute below 2^-14); docs/performance.md gives
+ * whose streaming from cache is what bounds batch-1 latency on CPUs that
+ * convert halves cheaply (on one thread, 26 % less time on a Zen 3, 12 % on
+ * a Zen 4); on a Zen 1 the conversions cost more than the bytes saved (1.7x
+ * the time), so measure: ram-bench's "half" rows (docs/performance.md has
+ * the figures).  Larger calls multiply by the same values held as floats,
+ * so every batch size classifies the same rounded model.  Results differ
+ * from FLOAT's by that rounding (at most 2^-11 of a weight's magnitude;
+ * 2^-25 absolute below 2^-14); docs/performance.md gives
  * the test error of the committed models both ways.
  *
  * The copy is made at the next ram_model_classify() or
