@@ -630,6 +630,7 @@ int main(int argc, char **argv) {
 #ifdef RAM_TRAIN_MPI
     if (mpi_rank == 0)
 #endif
+    {
         fprintf(
             stderr,
             "libram %s: %s %dx%d, %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / "
@@ -638,12 +639,10 @@ int main(int argc, char **argv) {
             o.mp.glimpses, o.mp.glimpse.patch, o.mp.glimpse.patch, o.mp.glimpse.depth,
             o.mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN", n_train, o.val, augment, o.batch,
             o.threads);
-#ifdef RAM_TRAIN_MPI
-    if (mpi_rank == 0)
-#endif
         if (o.init && !o.resume)
             fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)\n",
                     o.init);
+    }
     static const char log_header[] = "epoch,seconds,train_error,val_error,lr,nll,reward,baseline";
     if (o.log && st.epoch > 0) { /* appending: the file's columns must be this run's */
         char line[256], want[256];
