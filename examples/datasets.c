@@ -115,30 +115,62 @@ void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint
     dataset_make_with(kind, digits, n, index, digits + (size_t)index * 28 * 28, seed, out);
 }
 
+/* The draws that place image `index`: its clutter pieces, then the digit.
+ * dataset_make_with() and dataset_digit_origin() both take them from here, so
+ * the picture and the position reported for it cannot disagree. */
+enum { CROP = 8, MAX_PIECES = 8 };
+typedef struct placement {
+    int pieces;
+    struct {
+        int other, cy, cx, py, px; /* crop of digit `other` at (cy, cx), pasted at (py, px) */
+    } piece[MAX_PIECES];
+    int y, x; /* the digit's top-left pixel */
+} placement;
+
+static void place(dataset_kind kind, int n, int index, uint64_t seed, placement *p) {
+    const int D = 28, S = table[kind].side;
+    uint64_t s = seed * 0xd1b54a32d192ed03ULL ^ (uint64_t)index * 0x8cb92ba72f3d8dd7ULL;
+    p->pieces = n > 1 ? table[kind].pieces : 0;
+    for (int k = 0; k < p->pieces; k++) {
+        int other = below(&s, n - 1);
+        p->piece[k].other = other >= index ? other + 1 : other; /* any digit but this one */
+        p->piece[k].cy = below(&s, D - CROP + 1);
+        p->piece[k].cx = below(&s, D - CROP + 1);
+        p->piece[k].py = below(&s, S - CROP + 1);
+        p->piece[k].px = below(&s, S - CROP + 1);
+    }
+    p->y = below(&s, S - D + 1);
+    p->x = below(&s, S - D + 1);
+}
+
+void dataset_digit_origin(dataset_kind kind, int n, int index, uint64_t seed, int *x, int *y) {
+    placement p = {0};
+    if (kind != DATASET_MNIST) place(kind, n, index, seed, &p);
+    *x = p.x;
+    *y = p.y;
+}
+
 void dataset_make_with(dataset_kind kind, const float *digits, int n, int index, const float *digit,
                        uint64_t seed, float *out) {
-    const int D = 28, S = table[kind].side, crop = 8;
+    const int D = 28, S = table[kind].side;
     if (kind == DATASET_MNIST) {
         memcpy(out, digit, sizeof(float) * D * D);
         return;
     }
-    uint64_t s = seed * 0xd1b54a32d192ed03ULL ^ (uint64_t)index * 0x8cb92ba72f3d8dd7ULL;
+    placement p;
+    place(kind, n, index, seed, &p);
     memset(out, 0, sizeof(float) * S * S);
     /* Clutter first, then the digit, all summed and clipped at the end. */
-    for (int k = 0; n > 1 && k < table[kind].pieces; k++) {
-        int other = below(&s, n - 1);
-        if (other >= index) other++; /* any digit but this one */
-        const float *src = digits + (size_t)other * D * D;
-        int cy = below(&s, D - crop + 1), cx = below(&s, D - crop + 1);
-        int py = below(&s, S - crop + 1), px = below(&s, S - crop + 1);
-        for (int r = 0; r < crop; r++)
-            for (int c = 0; c < crop; c++)
-                out[(py + r) * S + px + c] += src[(cy + r) * D + cx + c];
+    for (int k = 0; k < p.pieces; k++) {
+        const float *src = digits + (size_t)p.piece[k].other * D * D;
+        for (int r = 0; r < CROP; r++)
+            for (int c = 0; c < CROP; c++)
+                out[(p.piece[k].py + r) * S + p.piece[k].px + c] +=
+                    src[(p.piece[k].cy + r) * D + p.piece[k].cx + c];
     }
-    int y = below(&s, S - D + 1), x = below(&s, S - D + 1);
     for (int r = 0; r < D; r++)
         for (int c = 0; c < D; c++)
-            out[(y + r) * S + x + c] += digit[r * D + c];
+            out[(p.y + r) * S + p.x + c] += digit[r * D + c];
     for (int i = 0; i < S * S; i++)
         out[i] = out[i] > 1.0f ? 1.0f : out[i];
 }

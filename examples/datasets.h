@@ -58,6 +58,10 @@ void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint
  * `digit`, e.g. a dataset_warp of it): the same placement and clutter. */
 void dataset_make_with(dataset_kind kind, const float *digits, int n, int index, const float *digit,
                        uint64_t seed, float *out);
+/* Where dataset_make() put digit `index` of a set: the top-left pixel (x, y)
+ * of its 28 x 28 box on the canvas ((0, 0) for mnist).  For diagnostics such
+ * as ram-eval's count of glimpses that landed on the digit. */
+void dataset_digit_origin(dataset_kind kind, int n, int index, uint64_t seed, int *x, int *y);
 
 /*
  * Training augmentation for plain images (ram-train --shift): image `index`

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +48,8 @@ typedef struct job {
     const ram_model *model;
     const float *images; /* the images, or the 28 x 28 digits to place */
     int *pred;
-    int n, batch, pixels;
+    int *on_digit; /* placed sets: glimpses per image that landed on the digit */
+    int n, batch, pixels, side, glimpses, patch;
     dataset_kind dataset;
     int n_digits;       /* digits clutter is drawn from (the whole split) */
     uint64_t data_seed; /* DATASET_TEST_SEED or DATASET_VAL_SEED */
@@ -63,7 +65,11 @@ static void usage(FILE *f) {
     fprintf(f, "usage: ram-eval --model FILE --data DIR [options]\n"
                "\n"
                "Classify the MNIST test set (DIR/t10k-*-ubyte) with a saved model and print\n"
-               "the test error, the confusion matrix and the time taken.\n"
+               "the test error, the confusion matrix and the time taken.  On a translated or\n"
+               "cluttered set also where the glimpses went: the share of images with a\n"
+               "glimpse on the digit (its finest window wholly inside the digit's 28x28 box)\n"
+               "and the glimpses on the digit per image (JSON: found, found_wrong,\n"
+               "glimpses_on_digit).\n"
                "\n"
                "  --model FILE      model or checkpoint saved by libram\n"
                "  --data DIR        directory with the MNIST IDX files\n"
@@ -211,14 +217,36 @@ static ram_status job_fail(job *j, ram_status s, const char *what) {
     return s;
 }
 
+/*
+ * How many of image `index`'s glimpses (locs: glimpses x 2, the retina's
+ * [-1, 1] frame) landed on its digit: the glimpse's finest window (patch x
+ * patch pixels, centred as lib/glimpse.c centres it) lies wholly inside the
+ * 28 x 28 box the digit was placed in.  With a 12-pixel patch that is a centre
+ * within 8 pixels of the digit's centre in x and in y.
+ */
+static int glimpses_on_digit(const job *j, int index, const float *locs) {
+    int x0, y0, count = 0;
+    dataset_digit_origin(j->dataset, j->n_digits, index, j->data_seed, &x0, &y0);
+    const double reach = 14.0 - 0.5 * j->patch; /* 28 / 2 - patch / 2 */
+    for (int g = 0; g < j->glimpses; g++) {
+        const double px = (locs[2 * g] + 1.0) * j->side * 0.5;
+        const double py = (locs[2 * g + 1] + 1.0) * j->side * 0.5;
+        count += fabs(px - (x0 + 14.0)) <= reach && fabs(py - (y0 + 14.0)) <= reach;
+    }
+    return count;
+}
+
 static void *run_job(void *arg) {
     job *j = arg;
     ram_state *st = NULL;
     ram_policy *pol = NULL;
-    float *placed = NULL;
+    float *placed = NULL, *locs = NULL;
     if (j->dataset != DATASET_MNIST) {
         placed = malloc((size_t)j->batch * (size_t)j->pixels * sizeof *placed);
-        if (!placed) {
+        locs = malloc((size_t)j->batch * (size_t)j->glimpses * 2 * sizeof *locs);
+        if (!placed || !locs) {
+            free(placed);
+            free(locs);
             j->status = RAM_ERR_OUT_OF_MEMORY;
             snprintf(j->error, sizeof j->error, "out of memory for a batch of %d images", j->batch);
             return NULL;
@@ -229,6 +257,7 @@ static void *run_job(void *arg) {
     if (s != RAM_OK) {
         job_fail(j, s, "ram_state_create");
         free(placed);
+        free(locs);
         return NULL;
     }
     if (j->source == RAM_LOCS_SAMPLED || j->source == RAM_LOCS_RANDOM) {
@@ -240,6 +269,7 @@ static void *run_job(void *arg) {
             job_fail(j, s, "ram_policy_create");
             ram_state_free(st);
             free(placed);
+            free(locs);
             return NULL;
         }
     }
@@ -256,23 +286,27 @@ static void *run_job(void *arg) {
             img = j->images + (size_t)first * (size_t)j->pixels;
         }
         if (j->source == RAM_LOCS_MEAN) {
-            s = ram_model_classify(j->model, st, img, count, j->pred + first, NULL, NULL);
+            s = ram_model_classify(j->model, st, img, count, j->pred + first, NULL, locs);
         } else {
             /* Reseed per batch, not per thread, so the result depends on the
              * seed and batch size but not on how many threads ran. */
             if (pol) ram_policy_seed(pol, j->seed + (uint64_t)b * 0x9E3779B97F4A7C15ull);
             s = ram_model_classify_ex(j->model, st, img, count, j->source, pol, j->pred + first,
-                                      NULL, NULL);
+                                      NULL, locs);
         }
         if (s != RAM_OK) {
             job_fail(j, s,
                      j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
             break;
         }
+        for (int i = 0; locs && i < count; i++)
+            j->on_digit[first + i] =
+                glimpses_on_digit(j, first + i, locs + (size_t)i * (size_t)j->glimpses * 2);
     }
     ram_policy_free(pol);
     ram_state_free(st);
     free(placed);
+    free(locs);
     return NULL;
 }
 
@@ -306,7 +340,7 @@ int main(int argc, char **argv) {
     int rc = 1;
     ram_model *model = NULL;
     float *images = NULL;
-    int *labels = NULL, *pred = NULL;
+    int *labels = NULL, *pred = NULL, *on_digit = NULL;
     long *confusion = NULL;
     job *jobs = NULL;
     pthread_t *tids = NULL;
@@ -343,10 +377,11 @@ int main(int argc, char **argv) {
     int nbatches = (n + o.batch - 1) / o.batch;
     int nthreads = o.threads < nbatches ? o.threads : nbatches;
     pred = malloc((size_t)n * sizeof *pred);
+    on_digit = calloc((size_t)n, sizeof *on_digit);
     confusion = calloc((size_t)mp.classes * (size_t)mp.classes, sizeof *confusion);
     jobs = calloc((size_t)nthreads, sizeof *jobs);
     tids = calloc((size_t)nthreads, sizeof *tids);
-    if (!pred || !confusion || !jobs || !tids) {
+    if (!pred || !on_digit || !confusion || !jobs || !tids) {
         fprintf(stderr, "ram-eval: out of memory\n");
         goto done;
     }
@@ -358,9 +393,13 @@ int main(int argc, char **argv) {
             (job){.model = model,
                   .images = images,
                   .pred = pred,
+                  .on_digit = on_digit,
                   .n = n,
                   .batch = o.batch,
                   .pixels = h * w,
+                  .side = w,
+                  .glimpses = mp.glimpses,
+                  .patch = mp.glimpse.patch,
                   .dataset = o.dataset,
                   .n_digits = n_digits,
                   .data_seed = strcmp(o.split, "train") == 0 ? DATASET_VAL_SEED : DATASET_TEST_SEED,
@@ -399,6 +438,16 @@ int main(int argc, char **argv) {
             confusion[(size_t)labels[i] * (size_t)mp.classes + (size_t)pred[i]]++;
     }
     double error = (double)errors / n;
+    /* Where the glimpses went, for the placed sets (the digit's box is known):
+     * images with a glimpse on the digit, overall and among the wrong ones,
+     * and glimpses on the digit per image. */
+    const int placed_set = o.dataset != DATASET_MNIST;
+    long found = 0, found_wrong = 0, on_total = 0;
+    for (int i = 0; placed_set && i < n; i++) {
+        found += on_digit[i] > 0;
+        found_wrong += on_digit[i] > 0 && pred[i] != labels[i];
+        on_total += on_digit[i];
+    }
 
     if (o.json) {
         printf("{\"test_error\": %.6f, \"n\": %d, \"errors\": %ld, \"glimpses\": %d, "
@@ -406,6 +455,10 @@ int main(int argc, char **argv) {
                error, n, errors, mp.glimpses, source_names[o.source],
                o.precision == RAM_PRECISION_HALF ? "half" : "float", dataset_name(o.dataset));
         json_string(o.model);
+        if (placed_set)
+            printf(", \"found\": %.4f, \"found_wrong\": %.4f, \"glimpses_on_digit\": %.3f",
+                   (double)found / n, errors ? (double)found_wrong / errors : 0.0,
+                   (double)on_total / n);
         printf(", \"seconds\": %.3f}\n", seconds);
     } else {
         printf("model:      %s (%d glimpses, %dx%d retina x%d scale%s, %s core)\n", o.model,
@@ -417,7 +470,13 @@ int main(int argc, char **argv) {
         printf("locations:  %s", source_names[o.source]);
         if (o.source == RAM_LOCS_SAMPLED || o.source == RAM_LOCS_RANDOM)
             printf(" (seed %llu)", (unsigned long long)o.seed);
-        printf("\ntest error: %.2f%% (%ld / %d wrong)\n\n", 100.0 * error, errors, n);
+        printf("\ntest error: %.2f%% (%ld / %d wrong)\n", 100.0 * error, errors, n);
+        if (placed_set)
+            printf("on digit:   a glimpse on the digit in %.1f%% of the images (%.1f%% of the "
+                   "wrong ones);\n            %.2f of %d glimpses per image on average\n",
+                   100.0 * found / n, errors ? 100.0 * found_wrong / errors : 0.0,
+                   (double)on_total / n, mp.glimpses);
+        printf("\n");
         printf("confusion matrix (rows: true label, columns: predicted)\n      ");
         for (int c = 0; c < mp.classes; c++)
             printf("%6d", c);
@@ -441,6 +500,7 @@ done:
     free(tids);
     free(jobs);
     free(confusion);
+    free(on_digit);
     free(pred);
     free(labels);
     free(images);

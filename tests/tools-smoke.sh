@@ -124,6 +124,22 @@ if "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --precision double 2>
 fi
 grep -q "must be float or half" "$tmp/p.txt" || fail "--precision: no clear message"
 
+# On a placed set ram-eval also says where the glimpses went: images with a
+# glimpse on the digit ("found") and glimpses on the digit per image.  With
+# every glimpse at the centre an image has all 3 on the digit or none, so the
+# second is 3 times the first; mnist has no such fields.
+case "$json" in *'"found"'*) fail "found on mnist: $json" ;; esac
+"${train[@]}" --epochs 1 --dataset translated60 --out "$tmp/t.ram" 2>"$tmp/t.txt" ||
+    fail "ram-train translated60: $(cat "$tmp/t.txt")"
+json="$("$bin/ram-eval" --model "$tmp/t.ram" --data "$tmp/data" --dataset translated60 \
+    --policy center --json)" || fail "ram-eval translated60"
+found="$(sed -n 's/.*"found": \([0-9.]*\).*/\1/p' <<<"$json")"
+on="$(sed -n 's/.*"glimpses_on_digit": \([0-9.]*\).*/\1/p' <<<"$json")"
+awk -v f="$found" -v g="$on" 'BEGIN { exit !(f > 0 && f < 1 && g - 3 * f < 1e-3 && 3 * f - g < 1e-3) }' ||
+    fail "glimpses on the digit at the centre: $json"
+"$bin/ram-eval" --model "$tmp/t.ram" --data "$tmp/data" --dataset translated60 |
+    grep -q "^on digit: *a glimpse on the digit in" || fail "ram-eval: no on-digit line"
+
 if [ -x "$bin/ram-glimpses" ]; then
     "$bin/ram-glimpses" --model "$tmp/m.ram" --data "$tmp/data" --out "$tmp/g.png" --count 2 \
         2>/dev/null || fail "ram-glimpses"
