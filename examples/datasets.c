@@ -150,29 +150,47 @@ void dataset_digit_origin(dataset_kind kind, int n, int index, uint64_t seed, in
     *y = p.y;
 }
 
+/* Paint image `index` as placed by `p`: the clutter (unless `clutter` is 0),
+ * then `digit`, all summed and clipped to [0, 1]. */
+static void paint(dataset_kind kind, const float *digits, const placement *p, const float *digit,
+                  int clutter, float *out) {
+    const int D = 28, S = table[kind].side;
+    memset(out, 0, sizeof(float) * S * S);
+    for (int k = 0; clutter && k < p->pieces; k++) {
+        const float *src = digits + (size_t)p->piece[k].other * D * D;
+        for (int r = 0; r < CROP; r++)
+            for (int c = 0; c < CROP; c++)
+                out[(p->piece[k].py + r) * S + p->piece[k].px + c] +=
+                    src[(p->piece[k].cy + r) * D + p->piece[k].cx + c];
+    }
+    for (int r = 0; r < D; r++)
+        for (int c = 0; c < D; c++)
+            out[(p->y + r) * S + p->x + c] += digit[r * D + c];
+    for (int i = 0; i < S * S; i++)
+        out[i] = out[i] > 1.0f ? 1.0f : out[i];
+}
+
 void dataset_make_with(dataset_kind kind, const float *digits, int n, int index, const float *digit,
                        uint64_t seed, float *out) {
-    const int D = 28, S = table[kind].side;
     if (kind == DATASET_MNIST) {
-        memcpy(out, digit, sizeof(float) * D * D);
+        memcpy(out, digit, sizeof(float) * 28 * 28);
         return;
     }
     placement p;
     place(kind, n, index, seed, &p);
-    memset(out, 0, sizeof(float) * S * S);
-    /* Clutter first, then the digit, all summed and clipped at the end. */
-    for (int k = 0; k < p.pieces; k++) {
-        const float *src = digits + (size_t)p.piece[k].other * D * D;
-        for (int r = 0; r < CROP; r++)
-            for (int c = 0; c < CROP; c++)
-                out[(p.piece[k].py + r) * S + p.piece[k].px + c] +=
-                    src[(p.piece[k].cy + r) * D + p.piece[k].cx + c];
+    paint(kind, digits, &p, digit, 1, out);
+}
+
+void dataset_make_uncluttered(dataset_kind kind, const float *digits, int n, int index,
+                              uint64_t seed, float *out) {
+    const float *digit = digits + (size_t)index * 28 * 28;
+    if (kind == DATASET_MNIST) {
+        memcpy(out, digit, sizeof(float) * 28 * 28);
+        return;
     }
-    for (int r = 0; r < D; r++)
-        for (int c = 0; c < D; c++)
-            out[(p.y + r) * S + p.x + c] += digit[r * D + c];
-    for (int i = 0; i < S * S; i++)
-        out[i] = out[i] > 1.0f ? 1.0f : out[i];
+    placement p;
+    place(kind, n, index, seed, &p);
+    paint(kind, digits, &p, digit, 0, out);
 }
 
 int dataset_load(const char *prog, const char *dir, const char *split, dataset_kind kind,

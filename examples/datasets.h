@@ -58,6 +58,11 @@ void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint
  * `digit`, e.g. a dataset_warp of it): the same placement and clutter. */
 void dataset_make_with(dataset_kind kind, const float *digits, int n, int index, const float *digit,
                        uint64_t seed, float *out);
+/* dataset_make() without the clutter: the digit where dataset_make() puts
+ * it, on an empty canvas (to tell how much of a model's error is the
+ * clutter's: ram-eval --no-clutter). */
+void dataset_make_uncluttered(dataset_kind kind, const float *digits, int n, int index,
+                              uint64_t seed, float *out);
 /* Where dataset_make() put digit `index` of a set: the top-left pixel (x, y)
  * of its 28 x 28 box on the canvas ((0, 0) for mnist).  For diagnostics such
  * as ram-eval's count of glimpses that landed on the digit. */

@@ -35,7 +35,7 @@ typedef struct options {
     dataset_kind dataset;
     ram_loc_source source;
     uint64_t seed;
-    int batch, threads, limit, json;
+    int batch, threads, limit, json, no_clutter;
     ram_precision precision;
 } options;
 
@@ -51,6 +51,7 @@ typedef struct job {
     int *on_digit; /* placed sets: glimpses per image that landed on the digit */
     int n, batch, pixels, side, glimpses, patch;
     dataset_kind dataset;
+    int no_clutter;     /* place the digits as the set does, on an empty canvas */
     int n_digits;       /* digits clutter is drawn from (the whole split) */
     uint64_t data_seed; /* DATASET_TEST_SEED or DATASET_VAL_SEED */
     ram_loc_source source;
@@ -76,6 +77,9 @@ static void usage(FILE *f) {
                "  --dataset NAME    mnist (default), translated60, cluttered60 or\n"
                "                    cluttered100: the fixed test set made from the t10k\n"
                "                    digits (see docs/datasets.md); must match the model\n"
+               "  --no-clutter      cluttered sets: each digit where the set puts it, but\n"
+               "                    without the clutter (how much of the error is the\n"
+               "                    clutter's)\n"
                "  --policy P        where glimpses go: mean (default: the policy mean,\n"
                "                    deterministic), sampled (from the Gaussian policy),\n"
                "                    random (uniform, ablation), center (ablation)\n"
@@ -131,6 +135,8 @@ static int parse_args(int argc, char **argv, options *o) {
             sampled = 1;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;
+        } else if (!strcmp(a, "--no-clutter")) {
+            o->no_clutter = 1;
         } else if (i + 1 >= argc) {
             fprintf(stderr, "ram-eval: unknown option or missing value: %s\n", a);
             return -1;
@@ -197,6 +203,10 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (!o->model || !o->data) {
         fprintf(stderr, "ram-eval: --model and --data are required (see --help)\n");
+        return -1;
+    }
+    if (o->no_clutter && dataset_pieces(o->dataset) == 0) {
+        fprintf(stderr, "ram-eval: --no-clutter needs --dataset cluttered60 or cluttered100\n");
         return -1;
     }
     /* The placement seed belongs to the split: only these two are defined. */
@@ -280,8 +290,9 @@ static void *run_job(void *arg) {
         const float *img = placed;
         if (placed) {
             for (int i = 0; i < count; i++)
-                dataset_make(j->dataset, j->images, j->n_digits, first + i, j->data_seed,
-                             placed + (size_t)i * (size_t)j->pixels);
+                (j->no_clutter ? dataset_make_uncluttered : dataset_make)(
+                    j->dataset, j->images, j->n_digits, first + i, j->data_seed,
+                    placed + (size_t)i * (size_t)j->pixels);
         } else {
             img = j->images + (size_t)first * (size_t)j->pixels;
         }
@@ -401,6 +412,7 @@ int main(int argc, char **argv) {
                   .glimpses = mp.glimpses,
                   .patch = mp.glimpse.patch,
                   .dataset = o.dataset,
+                  .no_clutter = o.no_clutter,
                   .n_digits = n_digits,
                   .data_seed = strcmp(o.split, "train") == 0 ? DATASET_VAL_SEED : DATASET_TEST_SEED,
                   .source = o.source,
@@ -455,6 +467,7 @@ int main(int argc, char **argv) {
                error, n, errors, mp.glimpses, source_names[o.source],
                o.precision == RAM_PRECISION_HALF ? "half" : "float", dataset_name(o.dataset));
         json_string(o.model);
+        if (o.no_clutter) printf(", \"no_clutter\": true");
         if (placed_set)
             printf(", \"found\": %.4f, \"found_wrong\": %.4f, \"glimpses_on_digit\": %.3f",
                    (double)found / n, errors ? (double)found_wrong / errors : 0.0,
@@ -464,8 +477,8 @@ int main(int argc, char **argv) {
         printf("model:      %s (%d glimpses, %dx%d retina x%d scale%s, %s core)\n", o.model,
                mp.glimpses, mp.glimpse.patch, mp.glimpse.patch, mp.glimpse.depth,
                mp.glimpse.depth == 1 ? "" : "s", mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN");
-        printf("data:       %s, %s/%s, %d images %dx%d\n", dataset_name(o.dataset), o.data, o.split,
-               n, h, w);
+        printf("data:       %s%s, %s/%s, %d images %dx%d\n", dataset_name(o.dataset),
+               o.no_clutter ? " without its clutter" : "", o.data, o.split, n, h, w);
         if (o.precision == RAM_PRECISION_HALF) printf("weights:    rounded to half precision\n");
         printf("locations:  %s", source_names[o.source]);
         if (o.source == RAM_LOCS_SAMPLED || o.source == RAM_LOCS_RANDOM)

@@ -1,7 +1,8 @@
 /* The benchmark sets' generator (examples/datasets.c, used by the tools, not
  * part of libram): dataset_digit_origin() must report exactly the box that
  * dataset_make() paints the digit into, since ram-eval counts the glimpses
- * that land on the digit with it; and the fixed test set's placements must
+ * that land on the digit with it; dataset_make_uncluttered() must paint the
+ * digit alone; and the fixed test set's placements must
  * never change (ram-data's exports are promised byte for byte). */
 #include "datasets.h"
 
@@ -59,6 +60,26 @@ START_TEST(test_origin_is_where_the_digit_is_painted) {
 }
 END_TEST
 
+START_TEST(test_uncluttered_is_the_digit_alone) {
+    /* ram-eval --no-clutter: the digit in its box, nothing else. */
+    float *digits = random_digits(N_DIGITS), *out = malloc(sizeof(float) * 100 * 100);
+    ck_assert(digits && out);
+    for (int index = 0; index < 20; index++) {
+        int x0, y0;
+        dataset_digit_origin(DATASET_CLUTTERED100, N_DIGITS, index, 3, &x0, &y0);
+        dataset_make_uncluttered(DATASET_CLUTTERED100, digits, N_DIGITS, index, 3, out);
+        for (int y = 0; y < 100; y++)
+            for (int x = 0; x < 100; x++) {
+                const int in = x >= x0 && x < x0 + D && y >= y0 && y < y0 + D;
+                const float want = in ? digits[(size_t)index * D * D + (y - y0) * D + x - x0] : 0;
+                ck_assert(out[y * 100 + x] == want);
+            }
+    }
+    free(out);
+    free(digits);
+}
+END_TEST
+
 START_TEST(test_mnist_origin_is_zero) {
     int x = -1, y = -1;
     dataset_digit_origin(DATASET_MNIST, 10000, 5, DATASET_TEST_SEED, &x, &y);
@@ -93,6 +114,7 @@ int main(void) {
     Suite *s = suite_create("datasets");
     TCase *tc = tcase_create("placement");
     tcase_add_test(tc, test_origin_is_where_the_digit_is_painted);
+    tcase_add_test(tc, test_uncluttered_is_the_digit_alone);
     tcase_add_test(tc, test_mnist_origin_is_zero);
     tcase_add_test(tc, test_test_set_placement_is_pinned);
     suite_add_tcase(s, tc);

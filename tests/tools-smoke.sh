@@ -139,6 +139,16 @@ awk -v f="$found" -v g="$on" 'BEGIN { exit !(f > 0 && f < 1 && g - 3 * f < 1e-3 
     fail "glimpses on the digit at the centre: $json"
 "$bin/ram-eval" --model "$tmp/t.ram" --data "$tmp/data" --dataset translated60 |
     grep -q "^on digit: *a glimpse on the digit in" || fail "ram-eval: no on-digit line"
+# --no-clutter: a cluttered set's digits alone (said in the JSON); refused
+# where there is no clutter.
+json="$("$bin/ram-eval" --model "$tmp/t.ram" --data "$tmp/data" --dataset cluttered60 \
+    --no-clutter --json)" || fail "ram-eval --no-clutter"
+case "$json" in *'"no_clutter": true'*'"found"'*) ;; *) fail "--no-clutter json: $json" ;; esac
+if "$bin/ram-eval" --model "$tmp/t.ram" --data "$tmp/data" --dataset translated60 --no-clutter \
+    2>"$tmp/nc.txt"; then
+    fail "--no-clutter accepted on translated60"
+fi
+grep -q "needs --dataset cluttered60 or cluttered100" "$tmp/nc.txt" || fail "--no-clutter: no clear message"
 
 if [ -x "$bin/ram-glimpses" ]; then
     "$bin/ram-glimpses" --model "$tmp/m.ram" --data "$tmp/data" --out "$tmp/g.png" --count 2 \
