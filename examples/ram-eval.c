@@ -48,7 +48,7 @@ typedef struct job {
     const ram_model *model;
     const float *images; /* the images, or the 28 x 28 digits to place */
     int *pred;
-    int *on_digit; /* placed sets: glimpses per image that landed on the digit */
+    uint64_t *on_digit; /* placed sets: per image, bit g set if glimpse g hit the digit */
     int n, batch, pixels, side, glimpses, patch;
     dataset_kind dataset;
     int no_clutter;     /* place the digits as the set does, on an empty canvas */
@@ -69,8 +69,9 @@ static void usage(FILE *f) {
                "the test error, the confusion matrix and the time taken.  On a translated or\n"
                "cluttered set also where the glimpses went: the share of images with a\n"
                "glimpse on the digit (its finest window wholly inside the digit's 28x28 box)\n"
-               "and the glimpses on the digit per image (JSON: found, found_wrong,\n"
-               "glimpses_on_digit).\n"
+               "the glimpses on the digit per image, and the share of images whose glimpse\n"
+               "1, 2, ... was on the digit (JSON: found, found_wrong, glimpses_on_digit,\n"
+               "on_digit_by_glimpse).\n"
                "\n"
                "  --model FILE      model or checkpoint saved by libram\n"
                "  --data DIR        directory with the MNIST IDX files\n"
@@ -234,16 +235,18 @@ static ram_status job_fail(job *j, ram_status s, const char *what) {
  * 28 x 28 box the digit was placed in.  With a 12-pixel patch that is a centre
  * within 8 pixels of the digit's centre in x and in y.
  */
-static int glimpses_on_digit(const job *j, int index, const float *locs) {
-    int x0, y0, count = 0;
+static uint64_t glimpses_on_digit(const job *j, int index, const float *locs) {
+    int x0, y0;
+    uint64_t hits = 0; /* glimpses <= 64 (ram_model_create's limit) */
     dataset_digit_origin(j->dataset, j->n_digits, index, j->data_seed, &x0, &y0);
     const double reach = 14.0 - 0.5 * j->patch; /* 28 / 2 - patch / 2 */
     for (int g = 0; g < j->glimpses; g++) {
         const double px = (locs[2 * g] + 1.0) * j->side * 0.5;
         const double py = (locs[2 * g + 1] + 1.0) * j->side * 0.5;
-        count += fabs(px - (x0 + 14.0)) <= reach && fabs(py - (y0 + 14.0)) <= reach;
+        if (fabs(px - (x0 + 14.0)) <= reach && fabs(py - (y0 + 14.0)) <= reach)
+            hits |= (uint64_t)1 << g;
     }
-    return count;
+    return hits;
 }
 
 static void *run_job(void *arg) {
@@ -351,7 +354,8 @@ int main(int argc, char **argv) {
     int rc = 1;
     ram_model *model = NULL;
     float *images = NULL;
-    int *labels = NULL, *pred = NULL, *on_digit = NULL;
+    int *labels = NULL, *pred = NULL;
+    uint64_t *on_digit = NULL;
     long *confusion = NULL;
     job *jobs = NULL;
     pthread_t *tids = NULL;
@@ -454,11 +458,15 @@ int main(int argc, char **argv) {
      * images with a glimpse on the digit, overall and among the wrong ones,
      * and glimpses on the digit per image. */
     const int placed_set = o.dataset != DATASET_MNIST;
-    long found = 0, found_wrong = 0, on_total = 0;
+    long found = 0, found_wrong = 0, on_total = 0, by_glimpse[64] = {0};
     for (int i = 0; placed_set && i < n; i++) {
-        found += on_digit[i] > 0;
-        found_wrong += on_digit[i] > 0 && pred[i] != labels[i];
-        on_total += on_digit[i];
+        found += on_digit[i] != 0;
+        found_wrong += on_digit[i] != 0 && pred[i] != labels[i];
+        for (int g = 0; g < mp.glimpses; g++) {
+            const int hit = (on_digit[i] >> g) & 1;
+            on_total += hit;
+            by_glimpse[g] += hit;
+        }
     }
 
     if (o.json) {
@@ -468,10 +476,15 @@ int main(int argc, char **argv) {
                o.precision == RAM_PRECISION_HALF ? "half" : "float", dataset_name(o.dataset));
         json_string(o.model);
         if (o.no_clutter) printf(", \"no_clutter\": true");
-        if (placed_set)
-            printf(", \"found\": %.4f, \"found_wrong\": %.4f, \"glimpses_on_digit\": %.3f",
+        if (placed_set) {
+            printf(", \"found\": %.4f, \"found_wrong\": %.4f, \"glimpses_on_digit\": %.3f, "
+                   "\"on_digit_by_glimpse\": [",
                    (double)found / n, errors ? (double)found_wrong / errors : 0.0,
                    (double)on_total / n);
+            for (int g = 0; g < mp.glimpses; g++)
+                printf("%s%.4f", g ? ", " : "", (double)by_glimpse[g] / n);
+            printf("]");
+        }
         printf(", \"seconds\": %.3f}\n", seconds);
     } else {
         printf("model:      %s (%d glimpses, %dx%d retina x%d scale%s, %s core)\n", o.model,
@@ -489,6 +502,12 @@ int main(int argc, char **argv) {
                    "wrong ones);\n            %.2f of %d glimpses per image on average\n",
                    100.0 * found / n, errors ? 100.0 * found_wrong / errors : 0.0,
                    (double)on_total / n, mp.glimpses);
+        if (placed_set) {
+            printf("            glimpse 1, 2, ... on the digit in");
+            for (int g = 0; g < mp.glimpses; g++)
+                printf(" %.0f%%", 100.0 * by_glimpse[g] / n);
+            printf(" of the images\n");
+        }
         printf("\n");
         printf("confusion matrix (rows: true label, columns: predicted)\n      ");
         for (int c = 0; c < mp.classes; c++)

@@ -127,7 +127,8 @@ grep -q "must be float or half" "$tmp/p.txt" || fail "--precision: no clear mess
 # On a placed set ram-eval also says where the glimpses went: images with a
 # glimpse on the digit ("found") and glimpses on the digit per image.  With
 # every glimpse at the centre an image has all 3 on the digit or none, so the
-# second is 3 times the first; mnist has no such fields.
+# second is 3 times the first, and each glimpse's share is the first; mnist
+# has no such fields.
 case "$json" in *'"found"'*) fail "found on mnist: $json" ;; esac
 "${train[@]}" --epochs 1 --dataset translated60 --out "$tmp/t.ram" 2>"$tmp/t.txt" ||
     fail "ram-train translated60: $(cat "$tmp/t.txt")"
@@ -137,6 +138,8 @@ found="$(sed -n 's/.*"found": \([0-9.]*\).*/\1/p' <<<"$json")"
 on="$(sed -n 's/.*"glimpses_on_digit": \([0-9.]*\).*/\1/p' <<<"$json")"
 awk -v f="$found" -v g="$on" 'BEGIN { exit !(f > 0 && f < 1 && g - 3 * f < 1e-3 && 3 * f - g < 1e-3) }' ||
     fail "glimpses on the digit at the centre: $json"
+by="$(sed -n 's/.*"on_digit_by_glimpse": \[\([0-9., ]*\)\].*/\1/p' <<<"$json" | tr -d ' ')"
+[ "$by" = "$found,$found,$found" ] || fail "glimpses 1..3 on the digit at the centre: $json"
 "$bin/ram-eval" --model "$tmp/t.ram" --data "$tmp/data" --dataset translated60 |
     grep -q "^on digit: *a glimpse on the digit in" || fail "ram-eval: no on-digit line"
 # --no-clutter: a cluttered set's digits alone (said in the JSON); refused
