@@ -477,9 +477,12 @@ int main(int argc, char **argv) {
         json_string(o.model);
         if (o.no_clutter) printf(", \"no_clutter\": true");
         if (placed_set) {
-            printf(", \"found\": %.4f, \"found_wrong\": %.4f, \"glimpses_on_digit\": %.3f, "
-                   "\"on_digit_by_glimpse\": [",
-                   (double)found / n, errors ? (double)found_wrong / errors : 0.0,
+            printf(", \"found\": %.4f, \"found_wrong\": ", (double)found / n);
+            if (errors) /* a share of no images is not a number */
+                printf("%.4f", (double)found_wrong / errors);
+            else
+                printf("null");
+            printf(", \"glimpses_on_digit\": %.3f, \"on_digit_by_glimpse\": [",
                    (double)on_total / n);
             for (int g = 0; g < mp.glimpses; g++)
                 printf("%s%.4f", g ? ", " : "", (double)by_glimpse[g] / n);
@@ -497,12 +500,11 @@ int main(int argc, char **argv) {
         if (o.source == RAM_LOCS_SAMPLED || o.source == RAM_LOCS_RANDOM)
             printf(" (seed %llu)", (unsigned long long)o.seed);
         printf("\ntest error: %.2f%% (%ld / %d wrong)\n", 100.0 * error, errors, n);
-        if (placed_set)
-            printf("on digit:   a glimpse on the digit in %.1f%% of the images (%.1f%% of the "
-                   "wrong ones);\n            %.2f of %d glimpses per image on average\n",
-                   100.0 * found / n, errors ? 100.0 * found_wrong / errors : 0.0,
-                   (double)on_total / n, mp.glimpses);
         if (placed_set) {
+            printf("on digit:   a glimpse on the digit in %.1f%% of the images", 100.0 * found / n);
+            if (errors) printf(" (%.1f%% of the wrong ones)", 100.0 * found_wrong / errors);
+            printf(";\n            %.2f of %d glimpses per image on average\n",
+                   (double)on_total / n, mp.glimpses);
             printf("            glimpse 1, 2, ... on the digit in");
             for (int g = 0; g < mp.glimpses; g++)
                 printf(" %.0f%%", 100.0 * by_glimpse[g] / n);
