@@ -5,6 +5,7 @@
  *   ram-eval --model FILE --data DIR [--dataset NAME]
  *            [--policy mean|sampled|random|center] [--sampled] [--seed N]
  *            [--batch N] [--threads N] [--split NAME] [--limit N] [--json]
+ *            [--no-clutter]
  *
  * Shows how to share one read-only ram_model between threads, each with its
  * own ram_state (and its own ram_policy when locations are random).
@@ -68,7 +69,7 @@ static void usage(FILE *f) {
                "Classify the MNIST test set (DIR/t10k-*-ubyte) with a saved model and print\n"
                "the test error, the confusion matrix and the time taken.  On a translated or\n"
                "cluttered set also where the glimpses went: the share of images with a\n"
-               "glimpse on the digit (its finest window wholly inside the digit's 28x28 box)\n"
+               "glimpse on the digit (its finest window wholly inside the digit's 28x28 box),\n"
                "the glimpses on the digit per image, and the share of images whose glimpse\n"
                "1, 2, ... was on the digit (JSON: found, found_wrong, glimpses_on_digit,\n"
                "on_digit_by_glimpse).\n"
@@ -229,11 +230,12 @@ static ram_status job_fail(job *j, ram_status s, const char *what) {
 }
 
 /*
- * How many of image `index`'s glimpses (locs: glimpses x 2, the retina's
- * [-1, 1] frame) landed on its digit: the glimpse's finest window (patch x
- * patch pixels, centred as lib/glimpse.c centres it) lies wholly inside the
- * 28 x 28 box the digit was placed in.  With a 12-pixel patch that is a centre
- * within 8 pixels of the digit's centre in x and in y.
+ * Which of image `index`'s glimpses (locs: glimpses x 2, the retina's [-1, 1]
+ * frame) landed on its digit, as a mask with bit g for glimpse g: the
+ * glimpse's finest window (patch x patch pixels, centred as lib/glimpse.c
+ * centres it) lies wholly inside the 28 x 28 box the digit was placed in.
+ * With a 12-pixel patch that is a centre within 8 pixels of the digit's
+ * centre in x and in y.
  */
 static uint64_t glimpses_on_digit(const job *j, int index, const float *locs) {
     int x0, y0;
