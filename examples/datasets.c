@@ -170,27 +170,26 @@ static void paint(dataset_kind kind, const float *digits, const placement *p, co
         out[i] = out[i] > 1.0f ? 1.0f : out[i];
 }
 
-void dataset_make_with(dataset_kind kind, const float *digits, int n, int index, const float *digit,
-                       uint64_t seed, float *out) {
+/* Image `index` with `digit` placed (and the clutter, unless `clutter` is 0). */
+static void make(dataset_kind kind, const float *digits, int n, int index, const float *digit,
+                 uint64_t seed, int clutter, float *out) {
     if (kind == DATASET_MNIST) {
         memcpy(out, digit, sizeof(float) * 28 * 28);
         return;
     }
     placement p;
     place(kind, n, index, seed, &p);
-    paint(kind, digits, &p, digit, 1, out);
+    paint(kind, digits, &p, digit, clutter, out);
+}
+
+void dataset_make_with(dataset_kind kind, const float *digits, int n, int index, const float *digit,
+                       uint64_t seed, float *out) {
+    make(kind, digits, n, index, digit, seed, 1, out);
 }
 
 void dataset_make_uncluttered(dataset_kind kind, const float *digits, int n, int index,
                               uint64_t seed, float *out) {
-    const float *digit = digits + (size_t)index * 28 * 28;
-    if (kind == DATASET_MNIST) {
-        memcpy(out, digit, sizeof(float) * 28 * 28);
-        return;
-    }
-    placement p;
-    place(kind, n, index, seed, &p);
-    paint(kind, digits, &p, digit, 0, out);
+    make(kind, digits, n, index, digits + (size_t)index * 28 * 28, seed, 0, out);
 }
 
 int dataset_load(const char *prog, const char *dir, const char *split, dataset_kind kind,
