@@ -137,6 +137,36 @@ START_TEST(test_linear_gradients) {
 }
 END_TEST
 
+/* A threaded state gives each thread a block of a layer's rows and promises
+ * the same bits for any thread count: so the batch-1 kernels must give a row
+ * the same value whatever rows it is computed with (whole, alone, in blocks
+ * of 5 or 13: the 8-row and 4-row passes and their tails), for input widths
+ * below, at and above the vector width and the location layer's 2. */
+START_TEST(test_linear_rows_independent) {
+    lcg_state = 13;
+    const int ins[] = {2, 7, 8, 13, 64, 130}, outs[] = {1, 4, 8, 12, 33, 64};
+    for (size_t a = 0; a < sizeof ins / sizeof *ins; a++)
+        for (size_t o = 0; o < sizeof outs / sizeof *outs; o++) {
+            const int in = ins[a], out = outs[o];
+            float *x = rnd(in), *W = rnd((size_t)out * in), *b = rnd(out), *whole = rnd(out),
+                  *part = malloc(sizeof(float) * out);
+            ram_linear_forward(x, in, 1, in, W, b, out, whole, out, false);
+            const int blocks[] = {1, 5, 13};
+            for (int k = 0; k < 3; k++) {
+                for (int r = 0; r < out; r += blocks[k]) {
+                    const int rows = r + blocks[k] <= out ? blocks[k] : out - r;
+                    ram_linear_forward(x, in, 1, in, W + (size_t)r * in, b + r, rows, part + r, out,
+                                       false);
+                }
+                ck_assert_msg(!memcmp(whole, part, sizeof(float) * out),
+                              "in %d out %d: rows in blocks of %d differ from the whole layer", in,
+                              out, blocks[k]);
+            }
+            free(x), free(W), free(b), free(whole), free(part);
+        }
+}
+END_TEST
+
 START_TEST(test_linear_forward_reference) {
     lcg_state = 12;
     enum { N = 4, IN = 5, OUT = 3, LDX = 8, LDY = 6 };
@@ -364,6 +394,7 @@ static Suite *layers_suite(void) {
     TCase *tc = tcase_create("gradients");
     tcase_add_test(tc, test_linear_gradients);
     tcase_add_test(tc, test_linear_forward_reference);
+    tcase_add_test(tc, test_linear_rows_independent);
     tcase_add_test(tc, test_relu);
     tcase_add_test(tc, test_lstm);
     tcase_add_test(tc, test_fast_tanh_sigmoid);
