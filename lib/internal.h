@@ -88,6 +88,20 @@ RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const
 RAM_HIDDEN void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint16_t *W,
                                         const float *b, int out, float *Y, int ldy,
                                         bool accumulate);
+/* The sparse-input path for n <= RAM_GEMV_MAX_ROWS (layers.c): rows [r0, r1)
+ * of y (indexed from 0, like b) = x W^T + b for one input row x of `in`,
+ * from Wt, W's column-major copy (floats, or halves when `half`; column c's
+ * ldt rows at Wt + c * ldt), reading only the columns of x's nonzeros.
+ * Returns false, touching nothing, when x has too few zeros to gain (more
+ * than 3/4 nonzero), when in > RAM_SPARSE_MAX_IN, or without the AVX2/FMA
+ * kernels (ram_sparse_kernels()): the caller then uses the row kernels.
+ * Its sums are not dot_rows's: a row is one FMA chain over the nonzero
+ * inputs in increasing order, whichever rows are computed with it. */
+#define RAM_SPARSE_MAX_IN 2048
+RAM_HIDDEN bool ram_sparse_kernels(void);
+RAM_HIDDEN bool ram_linear_forward_sparse(const float *x, int in, const void *Wt, bool half,
+                                          int ldt, int r0, int r1, const float *b, float *y,
+                                          bool accumulate);
 /* IEEE 754 binary16 <-> float: round to nearest even, overflow to Inf, NaN
  * kept; every half is exactly a float. */
 RAM_HIDDEN uint16_t ram_float_to_half(float f);
@@ -266,11 +280,14 @@ RAM_HIDDEN void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, co
                                        float std, ram_team *team);
 /* ram_model_forward_team() with the parameters at `w` (n_params floats laid
  * out as m->w) instead of m->w, and, when w16 is not NULL, the same values in
- * half precision read by the layers of n <= RAM_GEMV_MAX_ROWS images. */
+ * half precision read by the layers of n <= RAM_GEMV_MAX_ROWS images; when
+ * wt is not NULL, those layers with a cols_off[id] read the column-major
+ * copy there (halves when w16) for each image whose input has zeros enough
+ * (ram_linear_forward_sparse(); model.c's ram_state has the layout). */
 RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w,
-                                       const uint16_t *w16, ram_ws *ws, const float *images, int n,
-                                       ram_loc_mode mode, const float *eps_or_locs, float std,
-                                       ram_team *team);
+                                       const uint16_t *w16, const void *wt, const size_t *cols_off,
+                                       ram_ws *ws, const float *images, int n, ram_loc_mode mode,
+                                       const float *eps_or_locs, float std, ram_team *team);
 /* After a forward pass of n images in ws: the first image whose glimpses
  * read a NaN or Inf pixel, or -1; *step gets that glimpse's step (0-based).
  * Pixels are never scanned up front, which would make the cost grow with

@@ -268,10 +268,34 @@ static inline float clamp1(float x) {
  * one reads: four per glimpse (two at batch 1 with a small first layer:
  * SMALL_G1_FLOATS below).  With nt = 1 (the trainer's case) each layer
  * is one call, as it always was. */
+/* The column-major copies of a state (ram_state): for each layer whose
+ * input is a ReLU's output, its offset in the copy, or RAM_NO_COLS. */
+#define RAM_NO_COLS SIZE_MAX
+
+/* Lays out the copies of m's ReLU-fed layers (the glimpse network's second
+ * layer, the core's input and, for the ReLU RNN, its recurrent weights) in
+ * off[]; returns the total number of weights. */
+static size_t cols_layout(const struct ram_model *m, size_t off[RAM_T_COUNT]) {
+    size_t total = 0;
+    for (int id = 0; id < RAM_T_COUNT; id++) {
+        const bool relu_fed = id == RAM_T_G2_W || id == RAM_T_L2_W || id == RAM_T_CX_W ||
+                              (id == RAM_T_CH_W && m->p.core == RAM_CORE_RNN);
+        const size_t count = (size_t)m->t[id].rows * m->t[id].cols;
+        off[id] = relu_fed && count ? total : RAM_NO_COLS;
+        if (relu_fed) total += (count + 15) / 16 * 16; /* each on its own cache lines */
+    }
+    return total;
+}
+
 typedef struct fwd_job {
     const struct ram_model *m;
     const float *w;      /* the parameters used: m->w, or a state's rounded copy */
     const uint16_t *w16; /* the same in half precision for small batches, or NULL */
+    /* Column-major copies (halves when w16, else floats) of the layers fed
+     * by a ReLU, for small batches, or NULL: the layers' offsets in it are
+     * cols_off[id] (ram_model_cols_layout()). */
+    const void *wt;
+    const size_t *cols_off;
     ram_ws *ws;
     const float *images;
     int n;
@@ -288,19 +312,39 @@ static void split(int total, int k, int nt, int align, int *a, int *b) {
     *b = k == nt - 1 ? total : (int)((long)total * (k + 1) / nt / align * align);
 }
 
-/* Rows [r0, r1) of linear layer `id` (its weight tensor; bias `bid`, or
- * RAM_T_COUNT for none): W's rows, b's entries, Y's columns.  A small batch
- * reads the half-precision copy when the job has one. */
-static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in,
-                        enum ram_tensor_id id, enum ram_tensor_id bid, int r0, int r1, float *Y,
-                        int ldy, bool acc) {
-    if (r1 <= r0) return;
+/* linear_rows() with the row kernels (or sgemm). */
+static void linear_rows_dense(const fwd_job *j, const float *X, int ldx, int n, int in,
+                              enum ram_tensor_id id, enum ram_tensor_id bid, int r0, int r1,
+                              float *Y, int ldy, bool acc) {
     const size_t off = j->m->t[id].off + (size_t)r0 * in;
     const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off + r0 : NULL;
     if (j->w16 && n <= RAM_GEMV_MAX_ROWS)
         ram_linear_forward_half(X, ldx, n, in, j->w16 + off, b, r1 - r0, Y + r0, ldy, acc);
     else
         ram_linear_forward(X, ldx, n, in, j->w + off, b, r1 - r0, Y + r0, ldy, acc);
+}
+
+/* Rows [r0, r1) of linear layer `id` (its weight tensor; bias `bid`, or
+ * RAM_T_COUNT for none): W's rows, b's entries, Y's columns.  A small batch
+ * reads the half-precision copy when the job has one, and the column-major
+ * copy for each image whose input has zeros enough (layers fed by a ReLU). */
+static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in,
+                        enum ram_tensor_id id, enum ram_tensor_id bid, int r0, int r1, float *Y,
+                        int ldy, bool acc) {
+    if (r1 <= r0) return;
+    if (!j->wt || n > RAM_GEMV_MAX_ROWS || j->cols_off[id] == RAM_NO_COLS) {
+        linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y, ldy, acc);
+        return;
+    }
+    const bool half = j->w16 != NULL;
+    const char *wt = (const char *)j->wt + j->cols_off[id] * (half ? 2 : 4);
+    const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off : NULL;
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)i * ldx;
+        float *y = Y + (size_t)i * ldy;
+        if (!ram_linear_forward_sparse(x, in, wt, half, j->m->t[id].rows, r0, r1, b, y, acc))
+            linear_rows_dense(j, x, ldx, 1, in, id, bid, r0, r1, y, ldy, acc);
+    }
 }
 
 /* Where `count` images look next: mu_t from their h_{t-1} rows through the
@@ -466,13 +510,14 @@ static void forward_part(void *arg, int k, int nt) {
 void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
-    ram_model_forward_with(m, m->w, NULL, ws, images, n, mode, eps_or_locs, std, team);
+    ram_model_forward_with(m, m->w, NULL, NULL, NULL, ws, images, n, mode, eps_or_locs, std, team);
 }
 
 void ram_model_forward_with(const struct ram_model *m, const float *w, const uint16_t *w16,
-                            ram_ws *ws, const float *images, int n, ram_loc_mode mode,
-                            const float *eps_or_locs, float std, ram_team *team) {
-    fwd_job j = {m, w, w16, ws, images, n, mode, eps_or_locs, std, team};
+                            const void *wt, const size_t *cols_off, ram_ws *ws, const float *images,
+                            int n, ram_loc_mode mode, const float *eps_or_locs, float std,
+                            ram_team *team) {
+    fwd_job j = {m, w, w16, wt, cols_off, ws, images, n, mode, eps_or_locs, std, team};
     ram_team_run(team, forward_part, &j);
 }
 
@@ -581,6 +626,13 @@ struct ram_state {
     float *wr;
     void *half_block;
     uint64_t version;
+    /* Calls of up to RAM_GEMV_MAX_ROWS images: column-major copies of the
+     * ReLU-fed layers (cols_layout()), floats or, with HALF, halves, made
+     * from the weights numbered cols_version (0: not made yet); NULL
+     * without the kernels that read them (ram_sparse_kernels()). */
+    void *cols, *cols_block;
+    size_t cols_off[RAM_T_COUNT];
+    uint64_t cols_version;
 };
 
 void ram_state_free(ram_state *st) {
@@ -591,6 +643,7 @@ void ram_state_free(ram_state *st) {
     free(st->sub);
     ram_team_free(st->team);
     free(st->half_block);
+    free(st->cols_block);
     free(st->noise);
     ram_ws_release(&st->ws);
     free(st);
@@ -613,6 +666,15 @@ ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threa
     const bool sliced = threads > 1 && max_batch > ROW_SPLIT_MAX;
     ram_status s = ram_ws_init(&st->ws, m, sliced ? ROW_SPLIT_MAX : max_batch, false);
     if (!s && threads > 1) s = ram_team_create(threads, &st->team);
+    if (!s && ram_sparse_kernels()) {
+        /* Floats, so that the same block holds halves after a switch to HALF. */
+        const size_t count = cols_layout(m, st->cols_off);
+        st->cols_block = malloc(63 + count * sizeof(float));
+        if (!st->cols_block)
+            s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
+        else
+            st->cols = (void *)(((uintptr_t)st->cols_block + 63) & ~(uintptr_t)63);
+    }
     if (!s && sliced) {
         /* calloc'ed workspaces are all-NULL, so freeing a half-made set is safe */
         st->sub = calloc((size_t)threads, sizeof *st->sub);
@@ -658,6 +720,7 @@ ram_status ram_state_set_precision(ram_state *st, ram_precision precision) {
     }
     st->precision = precision;
     st->version = 0; /* made at the next classify */
+    st->cols_version = 0;
     return RAM_OK;
 }
 
@@ -679,6 +742,29 @@ static ram_status refresh_half(const ram_model *m, ram_state *st) {
     }
     st->version = m->version;
     return RAM_OK;
+}
+
+/* Transpose the ReLU-fed layers into the state's column-major copies (of
+ * the rounded halves with HALF), unless made from these very weights. */
+static void refresh_cols(const ram_model *m, ram_state *st) {
+    if (!st->cols || st->cols_version == m->version) return;
+    for (int id = 0; id < RAM_T_COUNT; id++) {
+        if (st->cols_off[id] == RAM_NO_COLS) continue;
+        const int rows = m->t[id].rows, cols = m->t[id].cols;
+        const size_t off = m->t[id].off;
+        if (st->w16) {
+            uint16_t *dst = (uint16_t *)st->cols + st->cols_off[id];
+            for (int r = 0; r < rows; r++)
+                for (int c = 0; c < cols; c++)
+                    dst[(size_t)c * rows + r] = st->w16[off + (size_t)r * cols + c];
+        } else {
+            float *dst = (float *)st->cols + st->cols_off[id];
+            for (int r = 0; r < rows; r++)
+                for (int c = 0; c < cols; c++)
+                    dst[(size_t)c * rows + r] = m->w[off + (size_t)r * cols + c];
+        }
+    }
+    st->cols_version = m->version;
 }
 
 bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
@@ -756,8 +842,9 @@ static void forward_slice(void *arg, int k, int nt) {
             memcpy(ws->aux + (size_t)t * ni * 2, j->st->noise + ((size_t)t * j->n + i0) * 2,
                    sizeof(float) * 2 * ni);
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
-    ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, ws, j->images + i0 * img,
-                           ni, j->mode, j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
+    ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, NULL, NULL, ws,
+                           j->images + i0 * img, ni, j->mode,
+                           j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
 }
 
 ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
@@ -780,6 +867,8 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         if (s) return s;
     }
     const bool by_slice = n > st->ws.max_n; /* only with threads: see ram_state */
+    const bool by_cols = !by_slice && n <= RAM_GEMV_MAX_ROWS && st->cols;
+    if (by_cols) refresh_cols(m, st);
     float *aux = by_slice ? st->noise : st->ws.aux;
     const size_t nl = (size_t)m->p.glimpses * n * 2;
     ram_loc_mode mode = RAM_LOC_FIXED;
@@ -803,7 +892,8 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         break;
     }
     if (!by_slice) {
-        ram_model_forward_with(m, state_weights(st, m), st->w16, &st->ws, images, n, mode,
+        ram_model_forward_with(m, state_weights(st, m), st->w16, by_cols ? st->cols : NULL,
+                               st->cols_off, &st->ws, images, n, mode,
                                mode == RAM_LOC_MEAN ? NULL : aux, std, st->team);
         return finish(m, &st->ws, 0, n, labels, probs, locs);
     }

@@ -167,6 +167,67 @@ START_TEST(test_linear_rows_independent) {
 }
 END_TEST
 
+/* The sparse-input kernel (batch 1 of a ReLU-fed layer, from the weights'
+ * column-major copy): for each row, one FMA chain over the nonzero inputs in
+ * increasing order, bit for bit; the same bits whatever rows it is computed
+ * with; the half copy gives the float kernel's bits on the rounded weights;
+ * and an input with too few zeros is left to the row kernels (false, y
+ * untouched). */
+START_TEST(test_linear_sparse) {
+    if (!ram_sparse_kernels()) return; /* nothing to test without AVX2/FMA */
+    lcg_state = 14;
+    const int ins[] = {8, 13, 64, 130}, outs[] = {1, 7, 8, 24, 64, 72, 130};
+    for (size_t a = 0; a < sizeof ins / sizeof *ins; a++)
+        for (size_t o = 0; o < sizeof outs / sizeof *outs; o++)
+            for (int acc = 0; acc < 2; acc++) {
+                const int in = ins[a], out = outs[o];
+                float *x = rnd(in), *W = rnd((size_t)out * in), *b = rnd(out), *y0 = rnd(out),
+                      *Wt = malloc(sizeof(float) * out * in), *y = malloc(sizeof(float) * out),
+                      *part = malloc(sizeof(float) * out), *yh = malloc(sizeof(float) * out);
+                uint16_t *Wt16 = malloc(sizeof(uint16_t) * out * in);
+                for (int c = 0; c < in; c++)
+                    if (c % 3 != 1) x[c] = 0.0f; /* two in three zero, as after a ReLU */
+                for (int r = 0; r < out; r++)
+                    for (int c = 0; c < in; c++)
+                        Wt[(size_t)c * out + r] = W[(size_t)r * in + c];
+                memcpy(y, y0, sizeof(float) * out);
+                ck_assert(ram_linear_forward_sparse(x, in, Wt, false, out, 0, out, b, y, acc));
+                for (int r = 0; r < out; r++) {
+                    float s = 0.0f;
+                    for (int c = 0; c < in; c++)
+                        if (x[c] != 0.0f) s = fmaf(W[(size_t)r * in + c], x[c], s);
+                    const float want = ((acc ? y0[r] : 0.0f) + b[r]) + s;
+                    ck_assert_msg(!memcmp(&want, &y[r], sizeof want),
+                                  "in %d out %d acc %d row %d: %a, want %a", in, out, acc, r,
+                                  (double)y[r], (double)want);
+                }
+                memcpy(part, y0, sizeof(float) * out);
+                for (int r = 0; r < out; r += 5)
+                    ram_linear_forward_sparse(x, in, Wt, false, out, r, r + 5 < out ? r + 5 : out,
+                                              b, part, acc);
+                ck_assert_msg(!memcmp(y, part, sizeof(float) * out),
+                              "in %d out %d: rows in blocks of 5 differ", in, out);
+                for (size_t i = 0; i < (size_t)out * in; i++) {
+                    Wt16[i] = ram_float_to_half(Wt[i]);
+                    Wt[i] = ram_half_to_float(Wt16[i]);
+                }
+                memcpy(y, y0, sizeof(float) * out);
+                memcpy(yh, y0, sizeof(float) * out);
+                ck_assert(ram_linear_forward_sparse(x, in, Wt, false, out, 0, out, b, y, acc));
+                ck_assert(ram_linear_forward_sparse(x, in, Wt16, true, out, 0, out, b, yh, acc));
+                ck_assert_msg(!memcmp(y, yh, sizeof(float) * out),
+                              "in %d out %d: half and float differ", in, out);
+                for (int c = 0; c < in; c++) /* dense: the row kernels' job */
+                    x[c] = 1.0f + (float)c;
+                memcpy(y, y0, sizeof(float) * out);
+                ck_assert(!ram_linear_forward_sparse(x, in, Wt, false, out, 0, out, b, y, acc));
+                ck_assert(!memcmp(y, y0, sizeof(float) * out));
+                free(x), free(W), free(b), free(y0), free(Wt), free(y), free(part), free(yh);
+                free(Wt16);
+            }
+}
+END_TEST
+
 START_TEST(test_linear_forward_reference) {
     lcg_state = 12;
     enum { N = 4, IN = 5, OUT = 3, LDX = 8, LDY = 6 };
@@ -395,6 +456,7 @@ static Suite *layers_suite(void) {
     tcase_add_test(tc, test_linear_gradients);
     tcase_add_test(tc, test_linear_forward_reference);
     tcase_add_test(tc, test_linear_rows_independent);
+    tcase_add_test(tc, test_linear_sparse);
     tcase_add_test(tc, test_relu);
     tcase_add_test(tc, test_lstm);
     tcase_add_test(tc, test_fast_tanh_sigmoid);
