@@ -15,11 +15,16 @@
  *   - the limit: matmul FLOPs per sample divided by cblas_sgemm's measured
  *     throughput, and the fraction of it libram reaches.
  * Then inference cost against image size and against the number of glimpses.
+ * The models have random weights and the images are uniform noise, unless
+ * --model gives trained weights (for the inference rows of the configuration
+ * with its architecture) and --data real MNIST test images (mnist):
+ * batch-1 inference skips a ReLU's zeros, and trained models have more.
  *
  * Figures are median (min-max) over --reps timed repetitions after --warmup
  * untimed ones.  A benchmark prints; it never asserts.  Each configuration
  * runs in a child process, so that its peak RSS is its own. */
 #define _GNU_SOURCE
+#include "idx.h"
 #include <ram/ram.h>
 
 #include <cblas.h>
@@ -39,9 +44,11 @@
 static struct {
     int reps, warmup, json, quick, max_threads;
     double rep_seconds;
-    const char *peer; /* command running bench/torch_ram.py, or NULL */
-    const char *only; /* one configuration, or NULL for all */
-} opt = {5, 1, 0, 0, 2, 0.5, NULL, NULL};
+    const char *peer;  /* command running bench/torch_ram.py, or NULL */
+    const char *only;  /* one configuration, or NULL for all */
+    const char *model; /* --model: trained weights for inference, or NULL */
+    const char *data;  /* --data: MNIST IDX directory for 28x28 images, or NULL */
+} opt = {5, 1, 0, 0, 2, 0.5, NULL, NULL, NULL, NULL};
 
 /* Text goes to stdout unless --json, where stdout carries one JSON document. */
 static void say(const char *fmt, ...) {
@@ -117,6 +124,9 @@ static stat3 measure_rate(work_fn work, void *arg, double per_iter) {
 }
 
 /* ---- configurations ------------------------------------------------------ */
+
+/* Images per configuration: the largest batch. */
+#define POOL 256
 
 typedef struct config {
     const char *name;
@@ -265,12 +275,17 @@ typedef struct infer_thread {
     int *labels;
     int batch;
     long iters;
+    size_t image; /* floats per image */
 } infer_thread;
 
+/* A batch of 1 takes the pool's images in turn: what a batch-1 call costs
+ * depends on the image (its zeros), so not always the same one. */
 static void *infer_thread_main(void *arg) {
     infer_thread *it = arg;
-    for (long i = 0; i < it->iters; i++)
-        CHECK(ram_model_classify(it->m, it->st, it->x, it->batch, it->labels, NULL, NULL));
+    for (long i = 0; i < it->iters; i++) {
+        const float *x = it->batch == 1 ? it->x + (size_t)(i % POOL) * it->image : it->x;
+        CHECK(ram_model_classify(it->m, it->st, x, it->batch, it->labels, NULL, NULL));
+    }
     return NULL;
 }
 
@@ -298,7 +313,16 @@ static stat3 bench_infer(const ram_model *m, const float *x, int batch, int thre
     for (int k = 0; k < callers; k++) {
         CHECK(ram_state_create_threads(m, batch, state_per_thread ? 1 : threads, &j.th[k].st));
         CHECK(ram_state_set_precision(j.th[k].st, precision));
-        j.th[k] = (infer_thread){m, j.th[k].st, x, xmalloc(sizeof(int) * batch), batch, 0};
+        ram_model_params p;
+        ram_model_params_init(&p);
+        CHECK(ram_model_get_params(m, &p));
+        j.th[k] = (infer_thread){m,
+                                 j.th[k].st,
+                                 x,
+                                 xmalloc(sizeof(int) * batch),
+                                 batch,
+                                 0,
+                                 (size_t)p.channels * p.height * p.width};
     }
     stat3 s = measure_rate(infer_work, &j, (double)batch * callers);
     for (int k = 0; k < callers; k++) {
@@ -392,16 +416,54 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     flops f = count_flops(&p);
     /* One pool of images for the largest batch; inference threads share it
      * read-only, as they share the model. */
-    int pool = 256;
-    float *x = make_images(pool, &p, 7);
-    int *y = xmalloc(sizeof(int) * pool);
-    for (int i = 0; i < pool; i++)
+    float *x = make_images(POOL, &p, 7);
+    int *y = xmalloc(sizeof(int) * POOL);
+    for (int i = 0; i < POOL; i++)
         y[i] = i % p.classes;
+    const char *images = "uniform noise", *weights = "random";
+    if (opt.data && p.channels == 1 && p.height == 28 && p.width == 28) {
+        float *t10k;
+        int *labels, n, h, w;
+        char err[256];
+        if (idx_load_mnist(opt.data, "t10k", &t10k, &labels, &n, &h, &w, err, sizeof err) ||
+            n < POOL || h != 28 || w != 28) {
+            fprintf(stderr, "ram-bench: --data %s: %s\n", opt.data, n < POOL ? "too few" : err);
+            exit(1);
+        }
+        memcpy(x, t10k, sizeof(float) * POOL * 28 * 28);
+        memcpy(y, labels, sizeof(int) * POOL);
+        free(t10k);
+        free(labels);
+        images = "the first 256 MNIST test images";
+    }
     ram_model *m;
     CHECK(ram_model_create(&p, &m));
+    if (opt.model) {
+        /* Trained weights for the inference rows, if the file's model is this
+         * configuration's network (its location range may differ: the cost
+         * does not depend on it). */
+        ram_model *trained;
+        ram_model_params q;
+        ram_model_params_init(&q);
+        CHECK(ram_model_load(opt.model, &trained));
+        CHECK(ram_model_get_params(trained, &q));
+        if (q.channels == p.channels && q.height == p.height && q.width == p.width &&
+            q.glimpse.patch == p.glimpse.patch && q.glimpse.depth == p.glimpse.depth &&
+            q.glimpse.scale == p.glimpse.scale && q.glimpses == p.glimpses &&
+            q.glimpse_hidden == p.glimpse_hidden && q.loc_hidden == p.loc_hidden &&
+            q.glimpse_out == p.glimpse_out && q.core_hidden == p.core_hidden && q.core == p.core &&
+            q.classes == p.classes) {
+            ram_model_free(m);
+            m = trained;
+            weights = opt.model;
+        } else {
+            ram_model_free(trained);
+        }
+    }
 
     say("\n== %s: %s; %.2f MFLOP per training sample, %.2f per inference\n", c->name, c->what,
         f.train * 1e-6, f.infer * 1e-6);
+    say("   images: %s; inference weights: %s\n", images, weights);
     say("   %-26s %22s %22s %10s\n", "", "1 thread", "2 threads", "2t / 1t");
 
     row lr[2];
@@ -473,9 +535,11 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     if (opt.peer && pr[0].ok) say("   PyTorch setup: %s\n", pr[0].setup);
 
     if (opt.json) {
-        printf("%s{\"config\": \"%s\", \"what\": \"%s\", \"train_mflop\": %.4f, \"infer_mflop\": "
+        printf("%s{\"config\": \"%s\", \"what\": \"%s\", \"images\": \"%s\", "
+               "\"inference_weights\": \"%s\", \"train_mflop\": %.4f, \"infer_mflop\": "
                "%.4f, \"peak_rss_mb\": %.1f, \"threads\": [",
-               first ? "" : ", ", c->name, c->what, f.train * 1e-6, f.infer * 1e-6, rss);
+               first ? "" : ", ", c->name, c->what, images, weights, f.train * 1e-6, f.infer * 1e-6,
+               rss);
         for (int t = 0; t < opt.max_threads; t++) {
             double lim = peak[t].median * 1e9 / f.train;
             printf("%s{\"threads\": %d, \"libram\": {", t ? ", " : "", t + 1);
@@ -703,8 +767,14 @@ static void usage(FILE *to, int status) {
     fprintf(to, "usage: ram-bench [--reps N (5)] [--warmup N (1)] [--quick] [--json]\n"
                 "                 [--config mnist|translated60|cluttered100|image512]\n"
                 "                 [--threads 1|2] [--peer CMD | --no-peer] [--no-scaling]\n"
+                "                 [--model FILE] [--data DIR]\n"
                 "  --peer CMD   the PyTorch peer (default: python3 bench/torch_ram.py next to the\n"
-                "               source, if python3 can import torch)\n");
+                "               source, if python3 can import torch)\n"
+                "  --model FILE trained weights for the inference rows of the configuration\n"
+                "               with that network (models/mnist-6glimpses.ram: mnist); random\n"
+                "               otherwise (training always starts from random weights)\n"
+                "  --data DIR   the first 256 MNIST test images (DIR/t10k-*-ubyte) for the\n"
+                "               28x28 configuration instead of uniform noise\n");
     exit(status);
 }
 
@@ -732,6 +802,10 @@ int main(int argc, char **argv) {
             no_peer = 1;
         else if (!strcmp(a, "--no-scaling"))
             scaling = 0;
+        else if (!strcmp(a, "--model") && more)
+            opt.model = argv[++i];
+        else if (!strcmp(a, "--data") && more)
+            opt.data = argv[++i];
         else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             usage(stdout, 0);
         else
