@@ -276,14 +276,16 @@ typedef struct infer_thread {
     int batch;
     long iters;
     size_t image; /* floats per image */
+    int pool;     /* images at x */
 } infer_thread;
 
 /* A batch of 1 takes the pool's images in turn: what a batch-1 call costs
- * depends on the image (its zeros), so not always the same one. */
+ * depends on the image (its zeros), so not always the same one.  Larger
+ * batches classify the first `batch` images. */
 static void *infer_thread_main(void *arg) {
     infer_thread *it = arg;
     for (long i = 0; i < it->iters; i++) {
-        const float *x = it->batch == 1 ? it->x + (size_t)(i % POOL) * it->image : it->x;
+        const float *x = it->batch == 1 ? it->x + (size_t)(i % it->pool) * it->image : it->x;
         CHECK(ram_model_classify(it->m, it->st, x, it->batch, it->labels, NULL, NULL));
     }
     return NULL;
@@ -306,7 +308,8 @@ static void infer_work(void *arg, long iters) {
         pthread_join(tid[k], NULL);
 }
 
-static stat3 bench_infer(const ram_model *m, const float *x, int batch, int threads,
+/* x holds `pool` >= batch images. */
+static stat3 bench_infer(const ram_model *m, const float *x, int pool, int batch, int threads,
                          int state_per_thread, ram_precision precision) {
     const int callers = state_per_thread ? threads : 1;
     infer_job j = {.threads = callers};
@@ -322,7 +325,8 @@ static stat3 bench_infer(const ram_model *m, const float *x, int batch, int thre
                                  xmalloc(sizeof(int) * batch),
                                  batch,
                                  0,
-                                 (size_t)p.channels * p.height * p.width};
+                                 (size_t)p.channels * p.height * p.width,
+                                 pool};
     }
     stat3 s = measure_rate(infer_work, &j, (double)batch * callers);
     for (int k = 0; k < callers; k++) {
@@ -471,10 +475,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     for (int t = 1; t <= opt.max_threads; t++) {
         lr[t - 1].train32 = bench_train(&p, x, y, 32, t);
         lr[t - 1].train128 = bench_train(&p, x, y, 128, t);
-        lr[t - 1].infer1 = bench_infer(m, x, 1, t, 0, RAM_PRECISION_FLOAT);
-        lr[t - 1].infer1_half = bench_infer(m, x, 1, t, 0, RAM_PRECISION_HALF);
-        lr[t - 1].infer256 = bench_infer(m, x, 256, t, 0, RAM_PRECISION_FLOAT);
-        lr[t - 1].infer256_states = bench_infer(m, x, 256, t, 1, RAM_PRECISION_FLOAT);
+        lr[t - 1].infer1 = bench_infer(m, x, POOL, 1, t, 0, RAM_PRECISION_FLOAT);
+        lr[t - 1].infer1_half = bench_infer(m, x, POOL, 1, t, 0, RAM_PRECISION_HALF);
+        lr[t - 1].infer256 = bench_infer(m, x, POOL, 256, t, 0, RAM_PRECISION_FLOAT);
+        lr[t - 1].infer256_states = bench_infer(m, x, POOL, 256, t, 1, RAM_PRECISION_FLOAT);
         pr[t - 1] = run_peer(c, t);
     }
     double rss = peak_rss_mb();
@@ -583,7 +587,7 @@ static double infer_us(const ram_model_params *p, int batch) {
     ram_model *m;
     CHECK(ram_model_create(p, &m));
     float *x = make_images(batch, p, 3);
-    stat3 s = bench_infer(m, x, batch, 1, 0, RAM_PRECISION_FLOAT);
+    stat3 s = bench_infer(m, x, batch, batch, 1, 0, RAM_PRECISION_FLOAT);
     free(x);
     ram_model_free(m);
     return 1e6 / s.median;
