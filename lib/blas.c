@@ -9,8 +9,10 @@
  * says so through the log callback, once, with the remedy. */
 #include "internal.h"
 
+#include <cblas.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -89,4 +91,31 @@ const char *ram_blas_info(int *slow) {
     ram_blas_check_once();
     if (slow) *slow = blas_slow;
     return blas_info;
+}
+
+/* OpenBLAS packs each sgemm's operands into a buffer it maps once per
+ * concurrent caller and never touches beyond what it packs, and its Zen
+ * sgemm kernel prefetches (prefetcht1) ahead of the packed panels.  A
+ * prefetch into a page that was never touched costs a page walk each time
+ * on a Zen 1 (no mapping to cache), and with libram's panels (256 x 256 and
+ * the like) the prefetches keep landing there: a single-threaded 256^3
+ * sgemm ran at 9.8 GFLOP/s in a fresh process and at 35 once a larger
+ * product had been packed into the same buffer, and ram-train's epochs took
+ * 2.2x as long on one thread (docs/performance.md).  So each thread packs
+ * one 256 x 2048 x 512 product before its first sgemm (about 0.5 GFLOP,
+ * 15 ms on one core; the shape that made every product libram runs fast),
+ * which maps the buffer's pages for good.  Operands of zeros: A and B are
+ * never written (one calloc'ed region read as both), C is. */
+void ram_blas_prepare_thread(void) {
+    static _Thread_local int prepared;
+    if (prepared) return;
+    prepared = 1;
+    if (!openblas_get_config) return; /* another BLAS: not known to need it */
+    enum { M = 256, N = 2048, K = 512 };
+    float *zeros = calloc((size_t)N * K, sizeof(float)), *c = malloc(sizeof(float) * M * N);
+    if (zeros && c) /* else a hint not given: slower, not wrong */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, zeros, K, zeros, K,
+                    0.0f, c, N);
+    free(zeros);
+    free(c);
 }

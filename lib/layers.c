@@ -373,6 +373,7 @@ void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W, 
             dot_rows(W, in, X + (size_t)i * ldx, out, b, Y + (size_t)i * ldy, accumulate);
         return;
     }
+    ram_blas_prepare_thread();
     float beta = 0.0f;
     if (b) {
         for (int i = 0; i < n; i++) {
@@ -394,6 +395,7 @@ void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W, 
 void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int n, int in, int out,
                          const float *W, float *dW, float *db, float *dX, int lddx,
                          bool accumulate_dx) {
+    ram_blas_prepare_thread();
     /* dW (out x in) += dY^T (out x n) X (n x in) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, dY, ldy, X, ldx, 1.0f,
                 dW, in);
