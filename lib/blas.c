@@ -7,14 +7,16 @@
  * the AVX2/AVX-512 ones, with no message.  libram cannot switch the kernels
  * after load (OPENBLAS_CORETYPE is read once, when OpenBLAS starts), so it
  * says so through the log callback, once, with the remedy. */
+/* MAP_ANONYMOUS (glibc hides it under strict C11; BSD and macOS show it) */
+#define _DEFAULT_SOURCE
 #include "internal.h"
 
 #include <cblas.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 
 /* OpenBLAS's own entry points, looked up weakly so that any CBLAS links. */
 extern void openblas_set_num_threads(int) __attribute__((weak));
@@ -104,18 +106,21 @@ const char *ram_blas_info(int *slow) {
  * 2.2x as long on one thread (docs/performance.md).  So each thread packs
  * one 256 x 2048 x 512 product before its first sgemm (about 0.5 GFLOP,
  * 15 ms on one core; the shape that made every product libram runs fast),
- * which maps the buffer's pages for good.  Operands of zeros: A and B are
- * never written (one calloc'ed region read as both), C is. */
+ * which maps the buffer's pages for good.  Its operands come from mmap, not
+ * malloc: a page of zeros read as both A and B, and C, unmapped after.  If
+ * the mapping fails, the hint is not given: slower, never wrong, and no
+ * allocation of libram's can fail for it. */
 void ram_blas_prepare_thread(void) {
     static _Thread_local int prepared;
     if (prepared) return;
     prepared = 1;
     if (!openblas_get_config) return; /* another BLAS: not known to need it */
     enum { M = 256, N = 2048, K = 512 };
-    float *zeros = calloc((size_t)N * K, sizeof(float)), *c = malloc(sizeof(float) * M * N);
-    if (zeros && c) /* else a hint not given: slower, not wrong */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, zeros, K, zeros, K,
-                    0.0f, c, N);
-    free(zeros);
-    free(c);
+    const size_t ab = sizeof(float) * N * K, bytes = ab + sizeof(float) * M * N;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    const float *zeros = p;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, zeros, K, zeros, K, 0.0f,
+                (float *)((char *)p + ab), N);
+    munmap(p, bytes);
 }
