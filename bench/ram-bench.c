@@ -427,11 +427,15 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     const char *images = "uniform noise", *weights = "random";
     if (opt.data && p.channels == 1 && p.height == 28 && p.width == 28) {
         float *t10k;
-        int *labels, n, h, w;
+        int *labels, n = 0, h = 0, w = 0;
         char err[256];
-        if (idx_load_mnist(opt.data, "t10k", &t10k, &labels, &n, &h, &w, err, sizeof err) ||
-            n < POOL || h != 28 || w != 28) {
-            fprintf(stderr, "ram-bench: --data %s: %s\n", opt.data, n < POOL ? "too few" : err);
+        if (idx_load_mnist(opt.data, "t10k", &t10k, &labels, &n, &h, &w, err, sizeof err)) {
+            fprintf(stderr, "ram-bench: --data %s: %s\n", opt.data, err);
+            exit(1);
+        }
+        if (n < POOL || h != 28 || w != 28) {
+            fprintf(stderr, "ram-bench: --data %s: %d images of %dx%d, not %d of 28x28\n", opt.data,
+                    n, h, w, POOL);
             exit(1);
         }
         memcpy(x, t10k, sizeof(float) * POOL * 28 * 28);

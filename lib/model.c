@@ -263,11 +263,6 @@ static inline float clamp1(float x) {
     return x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
 }
 
-/* One forward pass, as thread k of nt.  The glimpses are split by image and
- * every layer by output rows, with a barrier after each layer that the next
- * one reads: four per glimpse (two at batch 1 with a small first layer:
- * SMALL_G1_FLOATS below).  With nt = 1 (the trainer's case) each layer
- * is one call, as it always was. */
 /* The column-major copies of a state (ram_state): for each layer whose
  * input is a ReLU's output, its offset in the copy, or RAM_NO_COLS. */
 #define RAM_NO_COLS SIZE_MAX
@@ -282,18 +277,23 @@ static size_t cols_layout(const struct ram_model *m, size_t off[RAM_T_COUNT]) {
                               (id == RAM_T_CH_W && m->p.core == RAM_CORE_RNN);
         const size_t count = (size_t)m->t[id].rows * m->t[id].cols;
         off[id] = relu_fed && count ? total : RAM_NO_COLS;
-        if (relu_fed) total += (count + 15) / 16 * 16; /* each on its own cache lines */
+        if (relu_fed) total += (count + 15) / 16 * 16; /* each from a 64-byte line (floats) */
     }
     return total;
 }
 
+/* One forward pass, as thread k of nt.  The glimpses are split by image and
+ * every layer by output rows, with a barrier after each layer that the next
+ * one reads: four per glimpse (two at batch 1 with a small first layer:
+ * SMALL_G1_FLOATS below).  With nt = 1 (the trainer's case) each layer
+ * is one call, as it always was. */
 typedef struct fwd_job {
     const struct ram_model *m;
     const float *w;      /* the parameters used: m->w, or a state's rounded copy */
     const uint16_t *w16; /* the same in half precision for small batches, or NULL */
     /* Column-major copies (halves when w16, else floats) of the layers fed
      * by a ReLU, for small batches, or NULL: the layers' offsets in it are
-     * cols_off[id] (ram_model_cols_layout()). */
+     * cols_off[id] (cols_layout()). */
     const void *wt;
     const size_t *cols_off;
     ram_ws *ws;

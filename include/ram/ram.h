@@ -314,8 +314,8 @@ typedef enum ram_precision {
  * read the 16-bit numbers themselves: half the bytes of weights per glimpse,
  * whose streaming from cache is what bounds batch-1 latency on CPUs that
  * convert halves cheaply (on one thread, 26 % less time on a Zen 3, 12 % on
- * a Zen 4); on a Zen 1 the conversions cost more than the bytes saved (1.7x
- * the time), so measure: ram-bench's "half" rows (docs/performance.md has
+ * a Zen 4); on a Zen 1 the conversions cost more than the bytes saved
+ * (1.2-1.7x the time), so measure: ram-bench's "half" rows (docs/performance.md has
  * the figures).  Larger calls multiply by the same values held as floats,
  * so every batch size classifies the same rounded model.  Results differ
  * from FLOAT's by that rounding (at most 2^-11 of a weight's magnitude;
