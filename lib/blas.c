@@ -1,5 +1,6 @@
 /* What libram asks of the BLAS beyond CBLAS: its thread count, a description
- * of it, and a one-time check that it runs kernels fit for the CPU.
+ * of it, a one-time check that it runs kernels fit for the CPU, and one
+ * product per thread that maps OpenBLAS's buffer (ram_blas_prepare_thread).
  *
  * Why the check: a DYNAMIC_ARCH OpenBLAS (Debian's) picks its kernels at load
  * time from the CPUs it recognises.  Version 0.3.21 does not recognise some
@@ -13,10 +14,12 @@
 
 #include <cblas.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* OpenBLAS's own entry points, looked up weakly so that any CBLAS links. */
 extern void openblas_set_num_threads(int) __attribute__((weak));
@@ -106,15 +109,27 @@ const char *ram_blas_info(int *slow) {
  * 2.2x as long on one thread (docs/performance.md).  So each thread packs
  * one 256 x 2048 x 512 product before its first sgemm (about 0.5 GFLOP,
  * 15 ms on one core; the shape that made every product libram runs fast),
- * which maps the buffer's pages for good.  Its operands come from mmap, not
- * malloc: a page of zeros read as both A and B, and C, unmapped after.  If
+ * which maps the buffer's pages for good.
+ *
+ * OpenBLAS keeps one buffer per concurrent caller, not per thread: a new
+ * thread reuses a mapped buffer.  Threads that start together (a trainer's
+ * or a state's workers) pack their first products together, so each packs
+ * into a buffer of its own.  Programs that make thread after thread (one
+ * per request, or the OOM test's hundreds of trainers) would pay 15 ms per
+ * thread for buffers already mapped, so the process stops after twice as
+ * many warm-ups as it has processors.  Its operands come from mmap, not
+ * malloc: one region of zeros read as both A and B, then C; unmapped after.  If
  * the mapping fails, the hint is not given: slower, never wrong, and no
  * allocation of libram's can fail for it. */
 void ram_blas_prepare_thread(void) {
     static _Thread_local int prepared;
+    static atomic_int warmups;
     if (prepared) return;
     prepared = 1;
     if (!openblas_get_config) return; /* another BLAS: not known to need it */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1 || cpus > 64) cpus = cpus < 1 ? 1 : 64;
+    if (atomic_fetch_add(&warmups, 1) >= 2 * cpus) return;
     enum { M = 256, N = 2048, K = 512 };
     const size_t ab = sizeof(float) * N * K, bytes = ab + sizeof(float) * M * N;
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

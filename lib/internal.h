@@ -25,10 +25,10 @@ RAM_HIDDEN void ram_log(ram_log_level level, const char *fmt, ...)
 
 /* Inspect the BLAS once per process and warn if its kernels are too old for
  * the CPU; called whenever a model comes to life. */
+RAM_HIDDEN void ram_blas_check_once(void);
 /* Before a thread's first sgemm: have OpenBLAS map the pages its Zen kernels
  * prefetch from (blas.c says why); once per thread, cheap afterwards. */
 RAM_HIDDEN void ram_blas_prepare_thread(void);
-RAM_HIDDEN void ram_blas_check_once(void);
 /* 1 if OpenBLAS core `core` predates AVX2 while the CPU has AVX2 (testable
  * without such a CPU). */
 RAM_HIDDEN int ram_blas_core_is_slow(const char *core, int cpu_has_avx2);

@@ -46,9 +46,11 @@ weight(const void *w, int c, bool half) {
  * over its eight column lanes s, then the columns past the last multiple of
  * 8 one by one: the same operations for every row.  Half rows are
  * converted as they are loaded and summed in exactly the float rows' order,
- * so a half row gives the bits a float row of the rounded weights gives. */
+ * so a half row gives the bits a float row of the rounded weights gives.
+ * With `eight` false, rows w[0..3] alone (out[0..3]): the same sums, half
+ * the work when no more rows are left. */
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
-dot8(const char *const w[8], const float *x, int in, float out[8], bool half) {
+dot_block(const char *const w[8], const float *x, int in, float out[8], bool half, bool eight) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     int c = 0;
     for (; c + 8 <= in; c += 8) {
@@ -57,6 +59,7 @@ dot8(const char *const w[8], const float *x, int in, float out[8], bool half) {
         a1 = _mm256_fmadd_ps(load8(w[1], c, half), x0, a1);
         a2 = _mm256_fmadd_ps(load8(w[2], c, half), x0, a2);
         a3 = _mm256_fmadd_ps(load8(w[3], c, half), x0, a3);
+        if (!eight) continue;
         a4 = _mm256_fmadd_ps(load8(w[4], c, half), x0, a4);
         a5 = _mm256_fmadd_ps(load8(w[5], c, half), x0, a5);
         a6 = _mm256_fmadd_ps(load8(w[6], c, half), x0, a6);
@@ -65,31 +68,15 @@ dot8(const char *const w[8], const float *x, int in, float out[8], bool half) {
     /* Lanes 0-3 of s0 hold rows 0-3's sums of their column lanes 0-3, lanes
      * 4-7 their sums of lanes 4-7; s1 the same for rows 4-7. */
     const __m256 s0 = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
-    const __m256 s1 = _mm256_hadd_ps(_mm256_hadd_ps(a4, a5), _mm256_hadd_ps(a6, a7));
-    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(s0, s1, 0x20),
-                                        _mm256_permute2f128_ps(s0, s1, 0x31)));
-    for (; c < in; c++)
-        for (int j = 0; j < 8; j++)
-            out[j] += weight(w[j], c, half) * x[c];
-}
-
-/* dot8() for rows w[0..3] alone (out[0..3]): the same sums, half the work
- * when no more rows are left. */
-__attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
-dot4(const char *const w[8], const float *x, int in, float out[8], bool half) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    int c = 0;
-    for (; c + 8 <= in; c += 8) {
-        const __m256 x0 = _mm256_loadu_ps(x + c);
-        a0 = _mm256_fmadd_ps(load8(w[0], c, half), x0, a0);
-        a1 = _mm256_fmadd_ps(load8(w[1], c, half), x0, a1);
-        a2 = _mm256_fmadd_ps(load8(w[2], c, half), x0, a2);
-        a3 = _mm256_fmadd_ps(load8(w[3], c, half), x0, a3);
+    if (eight) {
+        const __m256 s1 = _mm256_hadd_ps(_mm256_hadd_ps(a4, a5), _mm256_hadd_ps(a6, a7));
+        _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(s0, s1, 0x20),
+                                            _mm256_permute2f128_ps(s0, s1, 0x31)));
+    } else {
+        _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s0), _mm256_extractf128_ps(s0, 1)));
     }
-    const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
-    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
     for (; c < in; c++)
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < (eight ? 8 : 4); j++)
             out[j] += weight(w[j], c, half) * x[c];
 }
 
@@ -141,10 +128,10 @@ dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, fl
         const char *w[8];
         for (int j = 0; j < 8; j++)
             w[j] = (const char *)W + (size_t)(r + j < rows ? r + j : rows - 1) * row_bytes;
-        if (r + 4 >= rows) /* four rows or fewer left (the location layer's 2) */
-            dot4(w, x, in, d, half);
-        else
-            dot8(w, x, in, d, half);
+        if (r + 4 < rows)
+            dot_block(w, x, in, d, half, true);
+        else /* four rows or fewer left (the location layer's 2): half the work */
+            dot_block(w, x, in, d, half, false);
         if (r + 8 <= rows) { /* the scalar tail's operations, eight rows at once */
             const __m256 zero = _mm256_setzero_ps();
             const __m256 base = _mm256_add_ps(acc ? _mm256_loadu_ps(y + r) : zero,
