@@ -313,12 +313,12 @@ static stat3 bench_infer(const ram_model *m, const float *x, int pool, int batch
                          int state_per_thread, ram_precision precision) {
     const int callers = state_per_thread ? threads : 1;
     infer_job j = {.threads = callers};
+    ram_model_params p;
+    ram_model_params_init(&p);
+    CHECK(ram_model_get_params(m, &p));
     for (int k = 0; k < callers; k++) {
         CHECK(ram_state_create_threads(m, batch, state_per_thread ? 1 : threads, &j.th[k].st));
         CHECK(ram_state_set_precision(j.th[k].st, precision));
-        ram_model_params p;
-        ram_model_params_init(&p);
-        CHECK(ram_model_get_params(m, &p));
         j.th[k] = (infer_thread){m,
                                  j.th[k].st,
                                  x,

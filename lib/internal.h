@@ -221,6 +221,11 @@ static inline int ram_argmax(const float *p, int k) {
 /* Fill layout fields (everything but w) from p->.  p must be valid. */
 RAM_HIDDEN void ram_model_layout(struct ram_model *m, const ram_model_params *p);
 RAM_HIDDEN ram_status ram_model_alloc(const ram_model_params *p, struct ram_model **out);
+/* p rounded up to a 64-byte cache line (NULL stays NULL): blocks are
+ * malloc'ed 63 bytes larger and used from here. */
+static inline void *ram_align64(void *p) {
+    return p ? (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
+}
 static inline float *ram_param(const struct ram_model *m, float *base, enum ram_tensor_id id) {
     return base + m->t[id].off;
 }

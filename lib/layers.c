@@ -14,6 +14,12 @@
  * Every row is summed in the same order whichever rows it is computed with,
  * so a row's value does not depend on how a caller splits the rows between
  * threads: results are the same bits for any thread count. */
+/* Every kernel's last step for row r, the base added before the dot product:
+ * the same operations in every kernel, so that kernels agree to the bit. */
+static inline void finish_row(float *y, const float *b, int r, bool acc, float d) {
+    y[r] = ((acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #include <immintrin.h>
@@ -29,6 +35,23 @@ __attribute__((target(RAM_X86_TARGET), always_inline)) static inline __m256
 load8(const void *w, int c, bool half) {
     if (half) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + c)));
     return _mm256_loadu_ps((const float *)w + c);
+}
+
+/* finish_row() for rows r .. r + count - 1 (count <= 8) from d's lanes, as
+ * one vector operation per step when all eight rows are there. */
+__attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
+finish_rows8(float *y, const float *b, int r, int count, bool acc, __m256 d) {
+    if (count == 8) {
+        const __m256 zero = _mm256_setzero_ps();
+        const __m256 base =
+            _mm256_add_ps(acc ? _mm256_loadu_ps(y + r) : zero, b ? _mm256_loadu_ps(b + r) : zero);
+        _mm256_storeu_ps(y + r, _mm256_add_ps(base, d));
+        return;
+    }
+    float lane[8];
+    _mm256_storeu_ps(lane, d);
+    for (int j = 0; j < count; j++)
+        finish_row(y, b, r + j, acc, lane[j]);
 }
 
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline float
@@ -93,7 +116,7 @@ dot_rows_in2_avx2(const float *W, const float *x, int rows, const float *b, floa
          * 64-bit permutation back to row order.  The tail goes through the
          * same vector code, not a scalar line a compiler might contract
          * into an FMA. */
-        float pad[16] = {0}, tail[8] = {0};
+        float pad[16] = {0};
         const bool whole = r + 8 <= rows;
         if (!whole) memcpy(pad, W + 2 * r, sizeof(float) * 2 * (rows - r));
         const float *w = whole ? W + 2 * r : pad;
@@ -104,15 +127,7 @@ dot_rows_in2_avx2(const float *W, const float *x, int rows, const float *b, floa
             _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xdd)), 0xd8));
         const __m256 d =
             _mm256_add_ps(_mm256_add_ps(zero, _mm256_mul_ps(c0, x0)), _mm256_mul_ps(c1, x1));
-        if (whole) {
-            const __m256 base = _mm256_add_ps(acc ? _mm256_loadu_ps(y + r) : zero,
-                                              b ? _mm256_loadu_ps(b + r) : zero);
-            _mm256_storeu_ps(y + r, _mm256_add_ps(base, d));
-            continue;
-        }
-        _mm256_storeu_ps(tail, d);
-        for (int j = 0; r + j < rows; j++)
-            y[r + j] = ((acc ? y[r + j] : 0.0f) + (b ? b[r + j] : 0.0f)) + tail[j];
+        finish_rows8(y, b, r, whole ? 8 : rows - r, acc, d);
     }
 }
 
@@ -121,7 +136,7 @@ __attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
 dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, float *y, bool acc,
              bool half) {
     const size_t row_bytes = (size_t)in * (half ? sizeof(uint16_t) : sizeof(float));
-    float d[8];
+    float d[8] = {0}; /* with four rows, lanes 4-7 are not written: defined, unused */
     for (int r = 0; r < rows; r += 8) {
         /* Past the last row, repeat it: each lane's arithmetic is its own,
          * so row r comes out the same as in a full block. */
@@ -132,15 +147,7 @@ dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, fl
             dot_block(w, x, in, d, half, true);
         else /* four rows or fewer left (the location layer's 2): half the work */
             dot_block(w, x, in, d, half, false);
-        if (r + 8 <= rows) { /* the scalar tail's operations, eight rows at once */
-            const __m256 zero = _mm256_setzero_ps();
-            const __m256 base = _mm256_add_ps(acc ? _mm256_loadu_ps(y + r) : zero,
-                                              b ? _mm256_loadu_ps(b + r) : zero);
-            _mm256_storeu_ps(y + r, _mm256_add_ps(base, _mm256_loadu_ps(d)));
-            continue;
-        }
-        for (int j = 0; r + j < rows; j++)
-            y[r + j] = ((acc ? y[r + j] : 0.0f) + (b ? b[r + j] : 0.0f)) + d[j];
+        finish_rows8(y, b, r, r + 8 <= rows ? 8 : rows - r, acc, _mm256_loadu_ps(d));
     }
 }
 
@@ -164,17 +171,13 @@ __attribute__((target(RAM_X86_TARGET))) static void dot_rows_half_f16c(const uin
  * model (68-85 % for the MNIST models), and a zero input's column need not
  * be read at all.  Each row is one FMA chain over the listed columns in
  * order, so its value does not depend on the rows computed with it; then
- * y = ((acc ? y : 0) + b) + sum, as in dot_rows. */
+ * finish_row(), as in dot_rows. */
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
 dot_cols_x86(const void *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
              const float *b, float *y, bool acc, bool half) {
     const size_t size = half ? sizeof(uint16_t) : sizeof(float);
     const __m256 zero = _mm256_setzero_ps();
 #define COL(k, r) ((const char *)Wt + ((size_t)nz[k] * ldt + (r)) * size)
-#define STORE8(r, a)                                                                               \
-    _mm256_storeu_ps(y + (r), _mm256_add_ps(_mm256_add_ps(acc ? _mm256_loadu_ps(y + (r)) : zero,   \
-                                                          b ? _mm256_loadu_ps(b + (r)) : zero),    \
-                                            (a)))
     int r = r0;
     for (; r + 64 <= r1; r += 64) { /* eight vectors of rows per pass over the columns */
         __m256 a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero,
@@ -191,28 +194,27 @@ dot_cols_x86(const void *Wt, int ldt, const int *nz, int nnz, const float *x, in
             a6 = _mm256_fmadd_ps(load8(w, 48, half), xc, a6);
             a7 = _mm256_fmadd_ps(load8(w, 56, half), xc, a7);
         }
-        STORE8(r, a0);
-        STORE8(r + 8, a1);
-        STORE8(r + 16, a2);
-        STORE8(r + 24, a3);
-        STORE8(r + 32, a4);
-        STORE8(r + 40, a5);
-        STORE8(r + 48, a6);
-        STORE8(r + 56, a7);
+        finish_rows8(y, b, r, 8, acc, a0);
+        finish_rows8(y, b, r + 8, 8, acc, a1);
+        finish_rows8(y, b, r + 16, 8, acc, a2);
+        finish_rows8(y, b, r + 24, 8, acc, a3);
+        finish_rows8(y, b, r + 32, 8, acc, a4);
+        finish_rows8(y, b, r + 40, 8, acc, a5);
+        finish_rows8(y, b, r + 48, 8, acc, a6);
+        finish_rows8(y, b, r + 56, 8, acc, a7);
     }
     for (; r + 8 <= r1; r += 8) {
         __m256 a = zero;
         for (int k = 0; k < nnz; k++)
             a = _mm256_fmadd_ps(load8(COL(k, r), 0, half), _mm256_broadcast_ss(x + nz[k]), a);
-        STORE8(r, a);
+        finish_rows8(y, b, r, 8, acc, a);
     }
     for (; r < r1; r++) { /* the lanes' arithmetic, one row at a time */
         __m128 a = _mm_setzero_ps();
         for (int k = 0; k < nnz; k++)
             a = _mm_fmadd_ss(_mm_set_ss(weight(COL(k, r), 0, half)), _mm_set_ss(x[nz[k]]), a);
-        y[r] = ((acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f)) + _mm_cvtss_f32(a);
+        finish_row(y, b, r, acc, _mm_cvtss_f32(a));
     }
-#undef STORE8
 #undef COL
 }
 
@@ -309,7 +311,7 @@ __attribute__((always_inline)) static inline void dot_rows_portable(const void *
         for (; c < in; c++)
             d += WEIGHT(c) * x[c];
 #undef WEIGHT
-        y[r] = ((acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
+        finish_row(y, b, r, acc, d);
     }
 }
 

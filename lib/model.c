@@ -130,7 +130,7 @@ ram_status ram_model_alloc(const ram_model_params *p, struct ram_model **out) {
      * with 32-byte loads, a third faster aligned (dot_rows() in layers.c);
      * rows stay aligned whenever the layer widths are multiples of 16. */
     m->w_block = calloc(m->n_params + 16, sizeof(float));
-    m->w = m->w_block ? (float *)(((uintptr_t)m->w_block + 63) & ~(uintptr_t)63) : NULL;
+    m->w = ram_align64(m->w_block);
     if (!m->w) {
         size_t n = m->n_params;
         free(m);
@@ -670,10 +670,8 @@ ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threa
         /* Floats, so that the same block holds halves after a switch to HALF. */
         const size_t count = cols_layout(m, st->cols_off);
         st->cols_block = malloc(63 + count * sizeof(float));
-        if (!st->cols_block)
-            s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
-        else
-            st->cols = (void *)(((uintptr_t)st->cols_block + 63) & ~(uintptr_t)63);
+        st->cols = ram_align64(st->cols_block);
+        if (!st->cols) s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
     }
     if (!s && sliced) {
         /* calloc'ed workspaces are all-NULL, so freeing a half-made set is safe */
@@ -713,7 +711,7 @@ ram_status ram_state_set_precision(ram_state *st, ram_precision precision) {
         if (!block)
             return ram_fail(RAM_ERR_OUT_OF_MEMORY,
                             "state_set_precision: %zu parameters: out of memory", np);
-        char *base = (char *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+        char *base = ram_align64(block);
         st->half_block = block;
         st->wr = (float *)(void *)base;
         st->w16 = (uint16_t *)(void *)(base + wr_bytes);
@@ -751,18 +749,15 @@ static void refresh_cols(const ram_model *m, ram_state *st) {
     for (int id = 0; id < RAM_T_COUNT; id++) {
         if (st->cols_off[id] == RAM_NO_COLS) continue;
         const int rows = m->t[id].rows, cols = m->t[id].cols;
-        const size_t off = m->t[id].off;
-        if (st->w16) {
-            uint16_t *dst = (uint16_t *)st->cols + st->cols_off[id];
-            for (int r = 0; r < rows; r++)
-                for (int c = 0; c < cols; c++)
-                    dst[(size_t)c * rows + r] = st->w16[off + (size_t)r * cols + c];
-        } else {
-            float *dst = (float *)st->cols + st->cols_off[id];
-            for (int r = 0; r < rows; r++)
-                for (int c = 0; c < cols; c++)
-                    dst[(size_t)c * rows + r] = m->w[off + (size_t)r * cols + c];
-        }
+        /* The rounded halves with HALF, else the floats: moved as bytes. */
+        const size_t size = st->w16 ? sizeof(uint16_t) : sizeof(float);
+        const char *src = st->w16 ? (const char *)st->w16 : (const char *)m->w;
+        char *dst = (char *)st->cols + st->cols_off[id] * size;
+        src += m->t[id].off * size;
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < cols; c++)
+                memcpy(dst + ((size_t)c * rows + r) * size, src + ((size_t)r * cols + c) * size,
+                       size);
     }
     st->cols_version = m->version;
 }
