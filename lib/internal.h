@@ -91,20 +91,20 @@ RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const
 RAM_HIDDEN void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint16_t *W,
                                         const float *b, int out, float *Y, int ldy,
                                         bool accumulate);
-/* The sparse-input path for n <= RAM_GEMV_MAX_ROWS (layers.c): rows [r0, r1)
- * of y (indexed from 0, like b) = x W^T + b for one input row x of `in`,
- * from Wt, W's column-major copy (floats, or halves when `half`; column c's
- * ldt rows at Wt + c * ldt), reading only the columns of x's nonzeros.
- * Returns false, touching nothing, when x has too few zeros to gain (more
- * than 3/4 nonzero), when in > RAM_SPARSE_MAX_IN, or without the AVX2/FMA
- * kernels (ram_sparse_kernels()): the caller then uses the row kernels.
- * Its sums are not dot_rows's: a row is one FMA chain over the nonzero
- * inputs in increasing order, whichever rows are computed with it. */
+/* The sparse-input path (layers.c): rows [r0, r1) of y (indexed from 0,
+ * like b) = x W^T + b for one input row x of `in`, from Wt, W's
+ * column-major copy (floats, or halves when `half`; column c's ldt rows at
+ * Wt + c * ldt), reading only the columns of x's nonzeros.  Returns false,
+ * touching nothing, when x has fewer than min_zeros zeros (the caller's
+ * other kernel is then faster), when in > RAM_SPARSE_MAX_IN, or without
+ * the AVX2/FMA kernels (ram_sparse_kernels()).  Its sums are not dot_rows's:
+ * a row is one FMA chain over the nonzero inputs in increasing order,
+ * whichever rows are computed with it. */
 #define RAM_SPARSE_MAX_IN 2048
 RAM_HIDDEN bool ram_sparse_kernels(void);
-RAM_HIDDEN bool ram_linear_forward_sparse(const float *x, int in, const void *Wt, bool half,
-                                          int ldt, int r0, int r1, const float *b, float *y,
-                                          bool accumulate);
+RAM_HIDDEN bool ram_linear_forward_sparse(const float *x, int in, int min_zeros, const void *Wt,
+                                          bool half, int ldt, int r0, int r1, const float *b,
+                                          float *y, bool accumulate);
 /* IEEE 754 binary16 <-> float: round to nearest even, overflow to Inf, NaN
  * kept; every half is exactly a float. */
 RAM_HIDDEN uint16_t ram_float_to_half(float f);
@@ -254,6 +254,12 @@ typedef struct ram_ws {
     float *c;     /* (T+1) x n x H (LSTM) */
     float *probs; /* n x classes */
     float *aux;   /* T x n x 2: noise or given locations for classify_ex */
+    /* Inference above RAM_GEMV_MAX_ROWS images with the sparse kernels: the
+     * rows of the images too dense for them, gathered for one sgemm
+     * (n x the widest ReLU-fed input, n x the widest output), and their
+     * indices; NULL otherwise. */
+    float *gather_x, *gather_y;
+    int *gather_at;
     /* backward */
     float *dh, *dh2, *dc, *dc2, *dgates, *dg, *dhgl, *dlogits, *dmu;
     float *grad; /* n_params */

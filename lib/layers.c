@@ -26,7 +26,7 @@ static inline void finish_row(float *y, const float *b, int r, bool acc, float d
 #include <stdatomic.h>
 #define RAM_X86_KERNELS 1
 
-#define RAM_X86_TARGET "avx2,fma,f16c"
+#define RAM_X86_TARGET "avx2,fma,f16c,popcnt"
 
 /* Eight weights from row w at column c, as floats: float rows as they are,
  * half rows through F16C (exact).  `half` is a constant wherever this is
@@ -230,6 +230,43 @@ dot_cols_half_f16c(const uint16_t *Wt, int ldt, const int *nz, int nnz, const fl
     dot_cols_x86(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, true);
 }
 
+/* Where the nonzeros of a ReLU's output are, eight inputs at a time: one
+ * compare gives a mask, and NZ_LUT[mask] holds the positions of its set bits
+ * in increasing order, one per byte, which are widened, offset and stored
+ * all eight at once; the count then moves on by the mask's popcount.  No
+ * branch on the data: the scalar loop it replaces carried each store's
+ * address from the previous compare and took as long as the sums it feeds
+ * (perf, batch 256, trained MNIST model). */
+#define NZ_POPC(m)                                                                                 \
+    (((m)&1) + ((m) >> 1 & 1) + ((m) >> 2 & 1) + ((m) >> 3 & 1) + ((m) >> 4 & 1) +                 \
+     ((m) >> 5 & 1) + ((m) >> 6 & 1) + ((m) >> 7 & 1))
+#define NZ_BIT(m, i) ((m) >> (i)&1 ? (uint64_t)(i) << 8 * NZ_POPC((m) & ((1u << (i)) - 1)) : 0)
+#define NZ_ENTRY(m)                                                                                \
+    (NZ_BIT(m, 0) | NZ_BIT(m, 1) | NZ_BIT(m, 2) | NZ_BIT(m, 3) | NZ_BIT(m, 4) | NZ_BIT(m, 5) |     \
+     NZ_BIT(m, 6) | NZ_BIT(m, 7))
+#define NZ_2(m)   NZ_ENTRY(m), NZ_ENTRY((m) + 1)
+#define NZ_8(m)   NZ_2(m), NZ_2((m) + 2), NZ_2((m) + 4), NZ_2((m) + 6)
+#define NZ_32(m)  NZ_8(m), NZ_8((m) + 8), NZ_8((m) + 16), NZ_8((m) + 24)
+#define NZ_128(m) NZ_32(m), NZ_32((m) + 32), NZ_32((m) + 64), NZ_32((m) + 96)
+static const uint64_t NZ_LUT[256] = {NZ_128(0u), NZ_128(128u)};
+
+/* The positions of x's nonzeros (NaN counts as nonzero) into nz, which has
+ * room for `in` entries; returns their count. */
+__attribute__((target(RAM_X86_TARGET))) static int nonzeros_avx2(const float *x, int in, int *nz) {
+    const __m256 zero = _mm256_setzero_ps();
+    int nnz = 0, c = 0;
+    for (; c + 8 <= in; c += 8) { /* stores 8 entries at nnz <= c: inside nz */
+        const unsigned m =
+            (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + c), zero, _CMP_NEQ_UQ));
+        const __m256i at = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&NZ_LUT[m]));
+        _mm256_storeu_si256((__m256i *)(nz + nnz), _mm256_add_epi32(at, _mm256_set1_epi32(c)));
+        nnz += __builtin_popcount(m);
+    }
+    for (; c < in; c++)
+        nz[nnz] = c, nnz += x[c] != 0.0f;
+    return nnz;
+}
+
 /* F16C, from CPUID leaf 1 (clang 14's __builtin_cpu_supports does not know
  * it), asked once: CPUID traps to the hypervisor in a VM, microseconds.  The
  * race on the first calls is benign: every thread stores the same value. */
@@ -250,7 +287,8 @@ static bool x86_kernels(int in) {
     /* Bit tests of a table libgcc fills at start-up: cheap per call.  Rows
      * shorter than a vector (the location layer's 2 inputs) are plain
      * scalar work, and the vector kernel's reductions would dominate. */
-    return in >= 8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+    return in >= 8 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("popcnt") && has_f16c();
 }
 #endif
 
@@ -496,22 +534,22 @@ bool ram_sparse_kernels(void) {
 #endif
 }
 
-bool ram_linear_forward_sparse(const float *x, int in, const void *Wt, bool half, int ldt, int r0,
-                               int r1, const float *b, float *y, bool accumulate) {
+bool ram_linear_forward_sparse(const float *x, int in, int min_zeros, const void *Wt, bool half,
+                               int ldt, int r0, int r1, const float *b, float *y, bool accumulate) {
 #ifdef RAM_X86_KERNELS
     int nz[RAM_SPARSE_MAX_IN], nnz = 0;
     if (in > RAM_SPARSE_MAX_IN || !x86_kernels(8)) return false;
-    for (int c = 0; c < in; c++) /* branch-free: the zeros fall where they may */
-        nz[nnz] = c, nnz += x[c] != 0.0f;
-    if (nnz > in - in / 4) return false; /* dense enough for dot_rows, which is faster per weight */
+    nnz = nonzeros_avx2(x, in, nz);
+    if (nnz > in - min_zeros)
+        return false; /* dense enough for dot_rows, which is faster per weight */
     if (half)
         dot_cols_half_f16c(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
     else
         dot_cols_avx2(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
     return true;
 #else
-    (void)x, (void)in, (void)Wt, (void)half, (void)ldt, (void)r0, (void)r1, (void)b, (void)y,
-        (void)accumulate;
+    (void)x, (void)in, (void)min_zeros, (void)Wt, (void)half, (void)ldt, (void)r0, (void)r1,
+        (void)b, (void)y, (void)accumulate;
     return false;
 #endif
 }

@@ -195,14 +195,16 @@ size_t ram_model_param_count(const ram_model *m) {
 /* ---- workspaces ---- */
 
 void ram_ws_release(ram_ws *ws) {
-    float **bufs[] = {&ws->rho,     &ws->loc, &ws->mupre, &ws->mu,     &ws->hgl, &ws->g,
-                      &ws->gates,   &ws->h,   &ws->c,     &ws->probs,  &ws->aux, &ws->dh,
-                      &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates, &ws->dg,  &ws->dhgl,
-                      &ws->dlogits, &ws->dmu, &ws->grad};
+    float **bufs[] = {&ws->rho,     &ws->loc, &ws->mupre, &ws->mu,       &ws->hgl,     &ws->g,
+                      &ws->gates,   &ws->h,   &ws->c,     &ws->probs,    &ws->aux,     &ws->dh,
+                      &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates,   &ws->dg,      &ws->dhgl,
+                      &ws->dlogits, &ws->dmu, &ws->grad,  &ws->gather_x, &ws->gather_y};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
     }
+    free(ws->gather_at);
+    ws->gather_at = NULL;
 }
 
 ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train) {
@@ -210,6 +212,10 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
     ws->max_n = max_n;
     const size_t n = (size_t)max_n, T = m->p.glimpses, H = m->p.core_hidden;
     const bool lstm = m->p.core == RAM_CORE_LSTM;
+    const bool gather = !train && max_n > RAM_GEMV_MAX_ROWS && ram_sparse_kernels();
+    const int G = m->p.glimpse_out, widest_in = m->hgl > G ? m->hgl : G;
+    const size_t gather_in = (size_t)(widest_in > (int)H ? widest_in : (int)H),
+                 gather_out = (size_t)(G > m->gates ? G : m->gates);
     struct {
         float **p;
         size_t count;
@@ -225,6 +231,8 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->c, lstm ? (T + 1) * n * H : 0},
         {&ws->probs, n * m->p.classes},
         {&ws->aux, T * n * 2},
+        {&ws->gather_x, gather ? n * gather_in : 0},
+        {&ws->gather_y, gather ? n * gather_out : 0},
         {&ws->dh, train ? n * H : 0},
         {&ws->dh2, train ? n * H : 0},
         {&ws->dc, train && lstm ? n * H : 0},
@@ -243,6 +251,10 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
             ram_ws_release(ws);
             return ram_fail(RAM_ERR_OUT_OF_MEMORY, "workspace for batch %d: out of memory", max_n);
         }
+    }
+    if (gather && !(ws->gather_at = malloc(n * sizeof(int)))) {
+        ram_ws_release(ws);
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "workspace for batch %d: out of memory", max_n);
     }
     return RAM_OK;
 }
@@ -312,38 +324,63 @@ static void split(int total, int k, int nt, int align, int *a, int *b) {
     *b = k == nt - 1 ? total : (int)((long)total * (k + 1) / nt / align * align);
 }
 
-/* linear_rows() with the row kernels (or sgemm). */
+/* linear_rows() with the row kernels (or sgemm), into Y's columns from r0. */
 static void linear_rows_dense(const fwd_job *j, const float *X, int ldx, int n, int in,
                               enum ram_tensor_id id, enum ram_tensor_id bid, int r0, int r1,
                               float *Y, int ldy, bool acc) {
     const size_t off = j->m->t[id].off + (size_t)r0 * in;
     const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off + r0 : NULL;
     if (j->w16 && n <= RAM_GEMV_MAX_ROWS)
-        ram_linear_forward_half(X, ldx, n, in, j->w16 + off, b, r1 - r0, Y + r0, ldy, acc);
+        ram_linear_forward_half(X, ldx, n, in, j->w16 + off, b, r1 - r0, Y, ldy, acc);
     else
-        ram_linear_forward(X, ldx, n, in, j->w + off, b, r1 - r0, Y + r0, ldy, acc);
+        ram_linear_forward(X, ldx, n, in, j->w + off, b, r1 - r0, Y, ldy, acc);
 }
 
 /* Rows [r0, r1) of linear layer `id` (its weight tensor; bias `bid`, or
  * RAM_T_COUNT for none): W's rows, b's entries, Y's columns.  A small batch
- * reads the half-precision copy when the job has one, and the column-major
- * copy for each image whose input has zeros enough (layers fed by a ReLU). */
+ * reads the half-precision copy when the job has one.  Layers fed by a
+ * ReLU read the column-major copy, when the job has one, for each image
+ * whose input has zeros enough: a quarter in a small batch, where the
+ * alternative is the row kernels reading all of W for one image; 5/8 in a
+ * large one, where it is one sgemm for the images too dense for it, which
+ * are gathered for it (break-even measured at about 3/5 on a Zen 1, where
+ * sgemm reaches 35 GFLOP/s per core and the column kernel is load-bound). */
 static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in,
                         enum ram_tensor_id id, enum ram_tensor_id bid, int r0, int r1, float *Y,
                         int ldy, bool acc) {
     if (r1 <= r0) return;
-    if (!j->wt || n > RAM_GEMV_MAX_ROWS || j->cols_off[id] == RAM_NO_COLS) {
-        linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y, ldy, acc);
+    const bool small = n <= RAM_GEMV_MAX_ROWS;
+    if (!j->wt || j->cols_off[id] == RAM_NO_COLS || (!small && !j->ws->gather_at)) {
+        linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y + r0, ldy, acc);
         return;
     }
     const bool half = j->w16 != NULL;
     const char *wt = (const char *)j->wt + j->cols_off[id] * (half ? 2 : 4);
     const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off : NULL;
+    const int min_zeros = small ? in / 4 : in * 5 / 8, rows = j->m->t[id].rows, width = r1 - r0;
+    int dense = 0, *at = j->ws->gather_at;
     for (int i = 0; i < n; i++) {
         const float *x = X + (size_t)i * ldx;
         float *y = Y + (size_t)i * ldy;
-        if (!ram_linear_forward_sparse(x, in, wt, half, j->m->t[id].rows, r0, r1, b, y, acc))
-            linear_rows_dense(j, x, ldx, 1, in, id, bid, r0, r1, y, ldy, acc);
+        if (ram_linear_forward_sparse(x, in, min_zeros, wt, half, rows, r0, r1, b, y, acc))
+            continue;
+        if (small)
+            linear_rows_dense(j, x, ldx, 1, in, id, bid, r0, r1, y + r0, ldy, acc);
+        else
+            at[dense++] = i;
+    }
+    if (dense == n) {
+        linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y + r0, ldy, acc);
+    } else if (dense > 0) {
+        float *gx = j->ws->gather_x, *gy = j->ws->gather_y;
+        for (int k = 0; k < dense; k++) {
+            memcpy(gx + (size_t)k * in, X + (size_t)at[k] * ldx, sizeof(float) * in);
+            if (acc)
+                memcpy(gy + (size_t)k * width, Y + (size_t)at[k] * ldy + r0, sizeof(float) * width);
+        }
+        linear_rows_dense(j, gx, in, dense, in, id, bid, r0, r1, gy, width, acc);
+        for (int k = 0; k < dense; k++)
+            memcpy(Y + (size_t)at[k] * ldy + r0, gy + (size_t)k * width, sizeof(float) * width);
     }
 }
 
@@ -837,8 +874,8 @@ static void forward_slice(void *arg, int k, int nt) {
             memcpy(ws->aux + (size_t)t * ni * 2, j->st->noise + ((size_t)t * j->n + i0) * 2,
                    sizeof(float) * 2 * ni);
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
-    ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, NULL, NULL, ws,
-                           j->images + i0 * img, ni, j->mode,
+    ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, j->st->cols,
+                           j->st->cols_off, ws, j->images + i0 * img, ni, j->mode,
                            j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
 }
 
@@ -862,7 +899,7 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         if (s) return s;
     }
     const bool by_slice = n > st->ws.max_n; /* only with threads: see ram_state */
-    const bool by_cols = !by_slice && n <= RAM_GEMV_MAX_ROWS && st->cols;
+    const bool by_cols = st->cols != NULL;
     if (by_cols) refresh_cols(m, st);
     float *aux = by_slice ? st->noise : st->ws.aux;
     const size_t nl = (size_t)m->p.glimpses * n * 2;

@@ -186,12 +186,14 @@ START_TEST(test_linear_sparse) {
                       *part = malloc(sizeof(float) * out), *yh = malloc(sizeof(float) * out);
                 uint16_t *Wt16 = malloc(sizeof(uint16_t) * out * in);
                 for (int c = 0; c < in; c++)
-                    if (c % 3 != 1) x[c] = 0.0f; /* two in three zero, as after a ReLU */
+                    if (c % 3 != 1) /* two in three zero, as after a ReLU; some of them -0 */
+                        x[c] = c % 4 ? 0.0f : -0.0f;
                 for (int r = 0; r < out; r++)
                     for (int c = 0; c < in; c++)
                         Wt[(size_t)c * out + r] = W[(size_t)r * in + c];
                 memcpy(y, y0, sizeof(float) * out);
-                ck_assert(ram_linear_forward_sparse(x, in, Wt, false, out, 0, out, b, y, acc));
+                ck_assert(
+                    ram_linear_forward_sparse(x, in, in / 4, Wt, false, out, 0, out, b, y, acc));
                 for (int r = 0; r < out; r++) {
                     float s = 0.0f;
                     for (int c = 0; c < in; c++)
@@ -203,8 +205,8 @@ START_TEST(test_linear_sparse) {
                 }
                 memcpy(part, y0, sizeof(float) * out);
                 for (int r = 0; r < out; r += 5)
-                    ram_linear_forward_sparse(x, in, Wt, false, out, r, r + 5 < out ? r + 5 : out,
-                                              b, part, acc);
+                    ram_linear_forward_sparse(x, in, in / 4, Wt, false, out, r,
+                                              r + 5 < out ? r + 5 : out, b, part, acc);
                 ck_assert_msg(!memcmp(y, part, sizeof(float) * out),
                               "in %d out %d: rows in blocks of 5 differ", in, out);
                 for (size_t i = 0; i < (size_t)out * in; i++) {
@@ -213,15 +215,27 @@ START_TEST(test_linear_sparse) {
                 }
                 memcpy(y, y0, sizeof(float) * out);
                 memcpy(yh, y0, sizeof(float) * out);
-                ck_assert(ram_linear_forward_sparse(x, in, Wt, false, out, 0, out, b, y, acc));
-                ck_assert(ram_linear_forward_sparse(x, in, Wt16, true, out, 0, out, b, yh, acc));
+                ck_assert(
+                    ram_linear_forward_sparse(x, in, in / 4, Wt, false, out, 0, out, b, y, acc));
+                ck_assert(
+                    ram_linear_forward_sparse(x, in, in / 4, Wt16, true, out, 0, out, b, yh, acc));
                 ck_assert_msg(!memcmp(y, yh, sizeof(float) * out),
                               "in %d out %d: half and float differ", in, out);
                 for (int c = 0; c < in; c++) /* dense: the row kernels' job */
                     x[c] = 1.0f + (float)c;
                 memcpy(y, y0, sizeof(float) * out);
-                ck_assert(!ram_linear_forward_sparse(x, in, Wt, false, out, 0, out, b, y, acc));
+                ck_assert(
+                    !ram_linear_forward_sparse(x, in, in / 4, Wt, false, out, 0, out, b, y, acc));
                 ck_assert(!memcmp(y, y0, sizeof(float) * out));
+                /* exactly min_zeros zeros (scattered: the nonzero finder works
+                 * eight at a time) is sparse enough; one fewer is not */
+                const int min_zeros = in * 5 / 8;
+                for (int z = 0; z < min_zeros; z++)
+                    x[(size_t)z * 7 % in] = 0.0f; /* 7 is prime to every in above */
+                ck_assert(
+                    ram_linear_forward_sparse(x, in, min_zeros, Wt, false, out, 0, out, b, y, acc));
+                ck_assert(!ram_linear_forward_sparse(x, in, min_zeros + 1, Wt, false, out, 0, out,
+                                                     b, y, acc));
                 free(x), free(W), free(b), free(y0), free(Wt), free(y), free(part), free(yh);
                 free(Wt16);
             }
