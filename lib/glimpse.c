@@ -94,43 +94,70 @@ static inline __attribute__((always_inline)) float cell_sum(const float *cell, l
     return sum;
 }
 
+/* Images smaller than this (64 KB) stay in cache: no prefetching. */
+#define PREFETCH_MIN_FLOATS 16384
+
+/* Asks for the cache lines of rows [r0, r1) x columns [c0, c1) of a plane
+ * of width w (already clipped to the image).  A hint: never faults. */
+static void prefetch_block(const float *plane, long w, long r0, long r1, long c0, long c1) {
+    for (long r = r0; r < r1; r++) {
+        const float *row = plane + (size_t)r * w;
+        const uintptr_t last = (uintptr_t)(row + c1 - 1);
+        for (uintptr_t a = (uintptr_t)(row + c0) & ~(uintptr_t)63; a <= last; a += 64)
+            __builtin_prefetch((const void *)a, 0, 3);
+    }
+}
+
+/* The widest square of a glimpse at (lx, ly), clipped to the image: its
+ * top row y0 (unclipped: cell rows are counted from it) and columns
+ * [c0, c1); false if no column is inside. */
+static bool widest_square(const struct ram_glimpse *g, int h, int w, float lx, float ly, long *y0,
+                          long *c0, long *c1) {
+    const int side = g->side[g->depth - 1];
+    const long x0 = square_start(lx, w, side);
+    *y0 = square_start(ly, h, side);
+    *c0 = x0 < 0 ? 0 : x0;
+    *c1 = x0 + side > w ? w : x0 + side;
+    return *c0 < *c1;
+}
+
+/* Rows of cell row i of the widest square from y0, clipped to [0, h). */
+static void cell_band(const struct ram_glimpse *g, int h, long y0, int i, long *r0, long *r1) {
+    const int P = g->patch, side = g->side[g->depth - 1];
+    *r0 = y0 + (long)i * side / P;
+    *r1 = y0 + (long)(i + 1) * side / P;
+    if (*r0 < 0) *r0 = 0;
+    if (*r1 > h) *r1 = h;
+}
+
 /* Asks for the cache lines of the widest square's rows [p0, p1) before any
  * is read.  A large image (512x512 is 1 MB a channel) is not in L1 or L2,
  * and the loops below touch its rows one after another, each a miss that
  * waits for the last; prefetching them all first lets the misses overlap.
  * The narrower squares lie inside the widest (their rows mostly in other
- * cells' bands, which the other calls of a threaded state prefetch).  Small
- * images stay in cache: skipped. */
+ * cells' bands, which the other calls of a threaded state prefetch). */
 void ram_glimpse_prefetch(const struct ram_glimpse *g, const float *img, int c, int h, int w,
                           float lx, float ly, int p0, int p1) {
-    if ((size_t)c * h * w < 16384) return; /* 64 KB */
-    const int P = g->patch, side = g->side[g->depth - 1];
-    const long x0 = square_start(lx, w, side), y0 = square_start(ly, h, side);
-    long r0 = y0 + (long)p0 * side / P, r1 = y0 + (long)p1 * side / P;
-    long c0 = x0, c1 = x0 + side;
-    if (r0 < 0) r0 = 0;
-    if (r1 > h) r1 = h;
-    if (c0 < 0) c0 = 0;
-    if (c1 > w) c1 = w;
-    if (r0 >= r1 || c0 >= c1) return;
+    long y0, c0, c1, r0, r1, unused;
+    if ((size_t)c * h * w < PREFETCH_MIN_FLOATS || !widest_square(g, h, w, lx, ly, &y0, &c0, &c1))
+        return;
+    cell_band(g, h, y0, p0, &r0, &unused);
+    cell_band(g, h, y0, p1 - 1, &unused, &r1);
     for (int ch = 0; ch < c; ch++)
-        for (long r = r0; r < r1; r++) {
-            const float *row = img + ((size_t)ch * h + r) * w;
-            const uintptr_t last = (uintptr_t)(row + c1 - 1);
-            for (uintptr_t a = (uintptr_t)(row + c0) & ~(uintptr_t)63; a <= last; a += 64)
-                __builtin_prefetch((const void *)a, 0, 3); /* a hint: never faults */
-        }
+        prefetch_block(img + (size_t)ch * h * w, w, r0, r1, c0, c1);
 }
 
-void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h, int w, float lx,
-                     float ly, float *out) {
-    ram_glimpse_rows(g, img, c, h, w, lx, ly, out, 0, g->patch);
-}
-
-void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w, float lx,
-                      float ly, float *out, int p0, int p1) {
+/* ram_glimpse_rows(), and while the widest square's cell rows are summed,
+ * the same cell rows of `next`'s widest square at (nx, ny) are asked for
+ * (NULL: none). */
+static void glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w,
+                         float lx, float ly, float *out, int p0, int p1, const float *next,
+                         float nx, float ny) {
     const int P = g->patch;
     ram_glimpse_prefetch(g, img, c, h, w, lx, ly, p0, p1);
+    long ny0 = 0, nc0 = 0, nc1 = 0;
+    const bool ahead = next && (size_t)c * h * w >= PREFETCH_MIN_FLOATS &&
+                       widest_square(g, h, w, nx, ny, &ny0, &nc0, &nc1);
     /* Cell j of a row covers columns [xb[j], xb[j + 1]): the same for every
      * row and channel of a scale, so the divisions are done once per scale
      * (they were most of a glimpse's cost at 8x8). */
@@ -144,6 +171,15 @@ void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int 
             const float *plane = img + (size_t)ch * h * w;
             float *o = out + ((size_t)ch * g->depth + k) * P * P;
             for (int i = p0; i < p1; i++) {
+                if (ahead && k == g->depth - 1) {
+                    /* The next image's misses, a band at a time between
+                     * this one's sums rather than all at once before them:
+                     * a burst of a window's prefetches fills the miss
+                     * buffers and holds up the sums behind it. */
+                    long a, b;
+                    cell_band(g, h, ny0, i, &a, &b);
+                    prefetch_block(next + (size_t)ch * h * w, w, a, b, nc0, nc1);
+                }
                 /* Cell i covers rows [y0 + i*side/P, y0 + (i+1)*side/P): exact
                  * average pooling when P divides side, area pooling otherwise. */
                 long r0 = y0 + (long)i * side / P, r1 = y0 + (long)(i + 1) * side / P;
@@ -197,6 +233,21 @@ void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int 
             }
         }
     }
+}
+
+void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h, int w, float lx,
+                     float ly, float *out) {
+    glimpse_rows(g, img, c, h, w, lx, ly, out, 0, g->patch, NULL, 0, 0);
+}
+
+void ram_glimpse_one_ahead(const struct ram_glimpse *g, const float *img, int c, int h, int w,
+                           float lx, float ly, float *out, const float *next, float nx, float ny) {
+    glimpse_rows(g, img, c, h, w, lx, ly, out, 0, g->patch, next, nx, ny);
+}
+
+void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w, float lx,
+                      float ly, float *out, int p0, int p1) {
+    glimpse_rows(g, img, c, h, w, lx, ly, out, p0, p1, NULL, 0, 0);
 }
 
 ram_status ram_glimpse_extract(const ram_glimpse *g, const float *images, int n, int c, int h,

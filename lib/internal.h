@@ -65,6 +65,12 @@ RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_
 /* One image (c x h x w) at one location (already in the image's [-1, 1] frame). */
 RAM_HIDDEN void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h, int w,
                                 float lx, float ly, float *out);
+/* ram_glimpse_one(), asking for the cache lines of the image `next`'s
+ * glimpse at (nx, ny) (NULL: none) while this one is summed: the batched
+ * forward pass's way through a batch of large images. */
+RAM_HIDDEN void ram_glimpse_one_ahead(const struct ram_glimpse *g, const float *img, int c, int h,
+                                      int w, float lx, float ly, float *out, const float *next,
+                                      float nx, float ny);
 /* Only rows [p0, p1) of every patch (every scale and channel) of that glimpse:
  * how threads share one image's glimpse. */
 RAM_HIDDEN void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w,

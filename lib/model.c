@@ -489,16 +489,14 @@ static void forward_part(void *arg, int k, int nt) {
             locate(j, ht + (size_t)i0 * H, ni, src ? src + 2 * i0 : NULL, mupre + 2 * i0,
                    mu + 2 * i0, l + 2 * i0);
             for (int i = i0; i < i1; i++) {
-                /* The next image's window is on its way while this one is summed
-                 * (ram_glimpse_rows asks again for its own window: by then those
-                 * are cache hits, a few hundred instructions against the sums). */
-                if (i + 1 < i1)
-                    ram_glimpse_prefetch(&m->sensor, j->images + (i + 1) * img_size, p->channels,
-                                         p->height, p->width, l[2 * i + 2] * m->range_x,
-                                         l[2 * i + 3] * m->range_y, 0, m->sensor.patch);
-                ram_glimpse_one(&m->sensor, j->images + i * img_size, p->channels, p->height,
-                                p->width, l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
-                                rho + (size_t)i * D);
+                /* The next image's window is on its way while this one is
+                 * summed (a 512x512 image's window is not in cache). */
+                const bool more = i + 1 < i1;
+                ram_glimpse_one_ahead(
+                    &m->sensor, j->images + i * img_size, p->channels, p->height, p->width,
+                    l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y, rho + (size_t)i * D,
+                    more ? j->images + (i + 1) * img_size : NULL,
+                    more ? l[2 * i + 2] * m->range_x : 0, more ? l[2 * i + 3] * m->range_y : 0);
             }
         }
         if (!whole_first) {

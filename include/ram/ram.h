@@ -244,21 +244,27 @@ RAM_API size_t ram_model_param_count(const ram_model *m);
  *  One per thread; it borrows nothing from the model, but may only be used
  *  with models of the same architecture.
  *
- *  Calls of up to 8 images skip zeros.  Where a layer's input is a ReLU's
- *  output (the glimpse network's second layer, the core's input weights
- *  and, with the RNN core, its recurrent weights) and at least a quarter of
- *  an image's inputs to it are zero, the layer reads only the weights of
- *  the nonzero inputs, from a column-major copy of those layers that the
- *  state keeps.  A trained model's ReLU outputs are mostly zeros (68-85 %
- *  in the committed MNIST models), so a batch-1 call reads a fraction of
- *  the weights (docs/performance.md: 2.3x faster on one core of a Zen 1).
- *  Each such output is one sum over the nonzero inputs in order, so its
- *  last bits may differ from the same image's in a call of more than 8.
- *  The copy is made like ram_state_set_precision()'s: at the first call of
- *  up to 8 images, and again after the model's weights change (a pass over
- *  those layers, no allocation).  Memory: 4 bytes per weight of those
- *  layers (0.75 MB for the paper's MNIST model), on x86-64 processors with
- *  AVX2 and FMA only, the ones that run these kernels.
+ *  Classify calls skip zeros.  Where a layer's input is a ReLU's output
+ *  (the glimpse network's second layer, the core's input weights and, with
+ *  the RNN core, its recurrent weights) and enough of an image's inputs to
+ *  it are zero, the layer reads only the weights of the nonzero inputs,
+ *  from a column-major copy of those layers that the state keeps.  Enough
+ *  is a quarter in a call of up to 8 images; in a larger call it is 5/8,
+ *  and the images with fewer zeros go through one matrix product together,
+ *  which is faster for them.  A trained model's ReLU outputs are mostly
+ *  zeros (68-85 % in the committed MNIST models), so it reads a fraction of
+ *  the weights (docs/performance.md: on a Zen 1, batch 1 2.3x faster and
+ *  batch 256 1.8x faster than without).  Each such output is one sum over
+ *  the nonzero inputs in order, so its last bits may differ from the same
+ *  image's in a call whose other kernel it took.
+ *  The copy is made like ram_state_set_precision()'s: at the first call,
+ *  and again after the model's weights change (a pass over those layers, no
+ *  allocation).  Memory: 4 bytes per weight of those layers (0.75 MB for
+ *  the paper's MNIST model), and for max_batch above 8 a buffer of
+ *  max_batch x (the widest of those layers' inputs + the widest output)
+ *  floats for the images gathered for the matrix product (max_batch x 512
+ *  for the MNIST model); on x86-64 processors with AVX2 and FMA only, the
+ *  ones that run these kernels.
  *
  *  Errors: INVALID_ARGUMENT (NULL m or out, max_batch not in [1, 2^20]),
  *  OUT_OF_MEMORY. */
@@ -285,8 +291,8 @@ RAM_API ram_status ram_state_create(const ram_model *m, int max_batch, ram_state
  *  next one, then sleep until it comes; inside a small call they wait for
  *  each other at four barriers per glimpse (two for one image when the
  *  first glimpse layer is small, as in the paper's MNIST model).  Memory: that of
- *  ram_state_create() for max_batch images (with its column-major copy),
- *  plus a workspace for 8 and max_batch x glimpses x 2 floats.  Give the threads free cores: more
+ *  ram_state_create() for max_batch images (with its column-major copy and
+ *  gather buffer), plus a workspace for 8 and max_batch x glimpses x 2 floats.  Give the threads free cores: more
  *  threads than free cores makes calls slower, not faster.  Call
  *  ram_set_blas_threads(1) at start-up so that BLAS does not start threads of
  *  its own inside these.
@@ -316,8 +322,9 @@ typedef enum ram_precision {
  * convert halves cheaply (on one thread, 26 % less time on a Zen 3, 12 % on
  * a Zen 4); on a Zen 1 the conversions cost more than the bytes saved
  * (1.2-1.7x the time), so measure: ram-bench's "half" rows (docs/performance.md has
- * the figures).  Larger calls multiply by the same values held as floats,
- * so every batch size classifies the same rounded model.  Results differ
+ * the figures).  Larger calls multiply by the same values (held as floats
+ * for their matrix products), so every batch size classifies the same
+ * rounded model.  Results differ
  * from FLOAT's by that rounding (at most 2^-11 of a weight's magnitude;
  * 2^-25 absolute below 2^-14); docs/performance.md gives
  * the test error of the committed models both ways.
