@@ -540,8 +540,7 @@ bool ram_linear_forward_sparse(const float *x, int in, int min_zeros, const void
     int nz[RAM_SPARSE_MAX_IN], nnz = 0;
     if (in > RAM_SPARSE_MAX_IN || !x86_kernels(8)) return false;
     nnz = nonzeros_avx2(x, in, nz);
-    if (nnz > in - min_zeros)
-        return false; /* dense enough for dot_rows, which is faster per weight */
+    if (nnz > in - min_zeros) return false; /* the caller's dense kernel is faster */
     if (half)
         dot_cols_half_f16c(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
     else
