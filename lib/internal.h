@@ -108,6 +108,10 @@ RAM_HIDDEN void ram_linear_forward_half(const float *X, int ldx, int n, int in, 
  * whichever rows are computed with it. */
 #define RAM_SPARSE_MAX_IN 2048
 RAM_HIDDEN bool ram_sparse_kernels(void);
+/* The number of x's `in` entries that are not zero (NaN counts). */
+RAM_HIDDEN int ram_count_nonzeros(const float *x, int in);
+/* dst (cols x rows, row-major) = src (rows x cols, row-major) transposed. */
+RAM_HIDDEN void ram_transpose(float *dst, const float *src, int rows, int cols);
 RAM_HIDDEN bool ram_linear_forward_sparse(const float *x, int in, int min_zeros, const void *Wt,
                                           bool half, int ldt, int r0, int r1, const float *b,
                                           float *y, bool accumulate);
@@ -194,6 +198,18 @@ enum ram_tensor_id {
     RAM_T_COUNT
 };
 
+/* Column-major copies of a model's ReLU-fed layers (the glimpse network's
+ * second layer, the core's input and, for the ReLU RNN, its recurrent
+ * weights), which the sparse kernels read (ram_linear_forward_sparse());
+ * model.c makes them.  Floats, or halves of the rounded weights when made
+ * from a half copy; layer id's copy starts off[id] entries into data
+ * (SIZE_MAX: not copied).  data is NULL without the sparse kernels. */
+typedef struct ram_cols {
+    void *block, *data;
+    size_t off[RAM_T_COUNT];
+    uint64_t version; /* the model weights' version they were made from; 0: none */
+} ram_cols;
+
 typedef struct ram_tensor_info {
     size_t off;     /* offset into ram_model.w */
     int rows, cols; /* biases: rows x 1 */
@@ -235,6 +251,12 @@ static inline void *ram_align64(void *p) {
 static inline float *ram_param(const struct ram_model *m, float *base, enum ram_tensor_id id) {
     return base + m->t[id].off;
 }
+/* Allocate c for m's layers (nothing without the sparse kernels). */
+RAM_HIDDEN ram_status ram_cols_init(ram_cols *c, const struct ram_model *m);
+RAM_HIDDEN void ram_cols_release(ram_cols *c);
+/* Remake c from m's weights (or, when w16 is given, from those rounded
+ * halves), unless made from this very version of them. */
+RAM_HIDDEN void ram_cols_refresh(ram_cols *c, const struct ram_model *m, const uint16_t *w16);
 /* Note that the model's weights changed (ram_state_set_precision()'s copies
  * compare this number with the one they were made from). */
 RAM_HIDDEN void ram_model_touch(struct ram_model *m);
@@ -301,12 +323,13 @@ RAM_HIDDEN void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, co
 /* ram_model_forward_team() with the parameters at `w` (n_params floats laid
  * out as m->w) instead of m->w, and, when w16 is not NULL, the same values in
  * half precision read by the layers of n <= RAM_GEMV_MAX_ROWS images; when
- * wt is not NULL, those layers with a cols_off[id] read the column-major
- * copy there (halves when w16) for each image whose input has zeros enough
- * (ram_linear_forward_sparse(); model.c's ram_state has the layout). */
+ * cols is not NULL and has data, the ReLU-fed layers read those column-major
+ * copies (made from the same values: halves when w16) for each image whose
+ * input has zeros enough (ram_linear_forward_sparse(), and above
+ * RAM_GEMV_MAX_ROWS images ws's gather buffers). */
 RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w,
-                                       const uint16_t *w16, const void *wt, const size_t *cols_off,
-                                       ram_ws *ws, const float *images, int n, ram_loc_mode mode,
+                                       const uint16_t *w16, const ram_cols *cols, ram_ws *ws,
+                                       const float *images, int n, ram_loc_mode mode,
                                        const float *eps_or_locs, float std, ram_team *team);
 /* After a forward pass of n images in ws: the first image whose glimpses
  * read a NaN or Inf pixel, or -1; *step gets that glimpse's step (0-based).

@@ -267,6 +267,51 @@ __attribute__((target(RAM_X86_TARGET))) static int nonzeros_avx2(const float *x,
     return nnz;
 }
 
+/* How many of x's entries are not zero (NaN counts), eight at a time. */
+__attribute__((target(RAM_X86_TARGET))) static int count_nonzeros_avx2(const float *x, int in) {
+    const __m256 zero = _mm256_setzero_ps();
+    int nnz = 0, c = 0;
+    for (; c + 8 <= in; c += 8)
+        nnz += __builtin_popcount(
+            (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + c), zero, _CMP_NEQ_UQ)));
+    for (; c < in; c++)
+        nnz += x[c] != 0.0f;
+    return nnz;
+}
+
+/* dst (8 rows of ldd) = the 8 x 8 block at src (8 rows of lds), transposed. */
+__attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
+transpose8x8(float *dst, int ldd, const float *src, int lds) {
+    __m256 r[8], t[8];
+    for (int k = 0; k < 8; k++)
+        r[k] = _mm256_loadu_ps(src + (size_t)k * lds);
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+    }
+    for (int k = 0; k < 8; k += 4) { /* rows k..k+3's pairs into 4-element columns */
+        r[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int k = 0; k < 4; k++) { /* the two 4-row halves' 128-bit lanes side by side */
+        _mm256_storeu_ps(dst + (size_t)k * ldd, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
+        _mm256_storeu_ps(dst + (size_t)(k + 4) * ldd, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
+    }
+}
+
+__attribute__((target(RAM_X86_TARGET))) static void transpose_avx2(float *dst, const float *src,
+                                                                   int rows, int cols) {
+    const int r8 = rows / 8 * 8, c8 = cols / 8 * 8;
+    for (int r = 0; r < r8; r += 8)
+        for (int c = 0; c < c8; c += 8)
+            transpose8x8(dst + (size_t)c * rows + r, rows, src + (size_t)r * cols + c, cols);
+    for (int r = 0; r < rows; r++) /* the edges */
+        for (int c = r < r8 ? c8 : 0; c < cols; c++)
+            dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
+}
+
 /* F16C, from CPUID leaf 1 (clang 14's __builtin_cpu_supports does not know
  * it), asked once: CPUID traps to the hypervisor in a VM, microseconds.  The
  * race on the first calls is benign: every thread stores the same value. */
@@ -524,6 +569,28 @@ void ram_softmax(const float *logits, float *probs, int n, int k) {
         for (int j = 0; j < k; j++)
             p[j] /= sum;
     }
+}
+
+int ram_count_nonzeros(const float *x, int in) {
+#ifdef RAM_X86_KERNELS
+    if (x86_kernels(8)) return count_nonzeros_avx2(x, in);
+#endif
+    int nnz = 0;
+    for (int c = 0; c < in; c++)
+        nnz += x[c] != 0.0f;
+    return nnz;
+}
+
+void ram_transpose(float *dst, const float *src, int rows, int cols) {
+#ifdef RAM_X86_KERNELS
+    if (x86_kernels(8)) {
+        transpose_avx2(dst, src, rows, cols);
+        return;
+    }
+#endif
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++)
+            dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
 }
 
 bool ram_sparse_kernels(void) {

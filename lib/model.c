@@ -212,7 +212,7 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
     ws->max_n = max_n;
     const size_t n = (size_t)max_n, T = m->p.glimpses, H = m->p.core_hidden;
     const bool lstm = m->p.core == RAM_CORE_LSTM;
-    const bool gather = !train && max_n > RAM_GEMV_MAX_ROWS && ram_sparse_kernels();
+    const bool gather = max_n > RAM_GEMV_MAX_ROWS && ram_sparse_kernels();
     const int G = m->p.glimpse_out, widest_in = m->hgl > G ? m->hgl : G;
     const size_t gather_in = (size_t)(widest_in > (int)H ? widest_in : (int)H),
                  gather_out = (size_t)(G > m->gates ? G : m->gates);
@@ -279,19 +279,50 @@ static inline float clamp1(float x) {
  * input is a ReLU's output, its offset in the copy, or RAM_NO_COLS. */
 #define RAM_NO_COLS SIZE_MAX
 
-/* Lays out the copies of m's ReLU-fed layers (the glimpse network's second
- * layer, the core's input and, for the ReLU RNN, its recurrent weights) in
- * off[]; returns the total number of weights. */
-static size_t cols_layout(const struct ram_model *m, size_t off[RAM_T_COUNT]) {
+ram_status ram_cols_init(ram_cols *c, const struct ram_model *m) {
+    memset(c, 0, sizeof *c);
+    if (!ram_sparse_kernels()) return RAM_OK;
     size_t total = 0;
     for (int id = 0; id < RAM_T_COUNT; id++) {
         const bool relu_fed = id == RAM_T_G2_W || id == RAM_T_L2_W || id == RAM_T_CX_W ||
                               (id == RAM_T_CH_W && m->p.core == RAM_CORE_RNN);
         const size_t count = (size_t)m->t[id].rows * m->t[id].cols;
-        off[id] = relu_fed && count ? total : RAM_NO_COLS;
+        c->off[id] = relu_fed && count ? total : RAM_NO_COLS;
         if (relu_fed) total += (count + 15) / 16 * 16; /* each from a 64-byte line (floats) */
     }
-    return total;
+    /* Floats, so that the same block holds halves after a switch to HALF. */
+    c->block = malloc(63 + total * sizeof(float));
+    c->data = ram_align64(c->block);
+    return c->data ? RAM_OK : ram_fail(RAM_ERR_OUT_OF_MEMORY, "column copy: out of memory");
+}
+
+void ram_cols_release(ram_cols *c) {
+    free(c->block);
+    memset(c, 0, sizeof *c);
+}
+
+/* dst (cols x rows) = src (rows x cols) transposed, in tiles of 16 x 16
+ * (HALF's copies, made once per weight change; the floats, which a trainer
+ * remakes every step, go through ram_transpose()). */
+static void transpose_halves(uint16_t *dst, const uint16_t *src, int rows, int cols) {
+    for (int r0 = 0; r0 < rows; r0 += 16)
+        for (int c0 = 0; c0 < cols; c0 += 16)
+            for (int c = c0; c < c0 + 16 && c < cols; c++)
+                for (int r = r0; r < r0 + 16 && r < rows; r++)
+                    dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
+}
+
+void ram_cols_refresh(ram_cols *c, const struct ram_model *m, const uint16_t *w16) {
+    if (!c->data || c->version == m->version) return;
+    for (int id = 0; id < RAM_T_COUNT; id++) {
+        if (c->off[id] == RAM_NO_COLS) continue;
+        const int rows = m->t[id].rows, cols = m->t[id].cols;
+        if (w16)
+            transpose_halves((uint16_t *)c->data + c->off[id], w16 + m->t[id].off, rows, cols);
+        else
+            ram_transpose((float *)c->data + c->off[id], m->w + m->t[id].off, rows, cols);
+    }
+    c->version = m->version;
 }
 
 /* One forward pass, as thread k of nt.  The glimpses are split by image and
@@ -304,8 +335,7 @@ typedef struct fwd_job {
     const float *w;      /* the parameters used: m->w, or a state's rounded copy */
     const uint16_t *w16; /* the same in half precision for small batches, or NULL */
     /* Column-major copies (halves when w16, else floats) of the layers fed
-     * by a ReLU, for small batches, or NULL: the layers' offsets in it are
-     * cols_off[id] (cols_layout()). */
+     * by a ReLU, or NULL: layer id's at wt + cols_off[id] entries. */
     const void *wt;
     const size_t *cols_off;
     ram_ws *ws;
@@ -343,7 +373,9 @@ static void linear_rows_dense(const fwd_job *j, const float *X, int ldx, int n, 
  * whose input has zeros enough: a quarter in a small batch, where the
  * alternative is the row kernels reading all of W for one image; 5/8 in a
  * large one, where it is one sgemm for the images too dense for it, which
- * are gathered for it.  (Batch 256 on a Zen 1, every image through the
+ * are gathered for it, or for all of them when fewer than a quarter have
+ * zeros enough (a fresh model's half zeros: then gathering costs more than
+ * the few sparse images save).  (Batch 256 on a Zen 1, every image through the
  * column kernel: 1.14x sgemm's time with the half zeros of random weights,
  * 0.56x with the 68-85 % of a trained MNIST model; sgemm reuses each weight
  * it loads for many images, the column kernel for one.) */
@@ -360,6 +392,15 @@ static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in
     const char *wt = (const char *)j->wt + j->cols_off[id] * (half ? 2 : 4);
     const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off : NULL;
     const int min_zeros = small ? in / 4 : in * 5 / 8, rows = j->m->t[id].rows, width = r1 - r0;
+    if (!small) {
+        int sparse = 0;
+        for (int i = 0; i < n; i++)
+            sparse += ram_count_nonzeros(X + (size_t)i * ldx, in) <= in - min_zeros;
+        if (sparse < (n + 3) / 4) {
+            linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y + r0, ldy, acc);
+            return;
+        }
+    }
     int dense = 0, *at = j->ws->gather_at;
     for (int i = 0; i < n; i++) {
         const float *x = X + (size_t)i * ldx;
@@ -547,14 +588,25 @@ static void forward_part(void *arg, int k, int nt) {
 void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
-    ram_model_forward_with(m, m->w, NULL, NULL, NULL, ws, images, n, mode, eps_or_locs, std, team);
+    ram_model_forward_with(m, m->w, NULL, NULL, ws, images, n, mode, eps_or_locs, std, team);
 }
 
 void ram_model_forward_with(const struct ram_model *m, const float *w, const uint16_t *w16,
-                            const void *wt, const size_t *cols_off, ram_ws *ws, const float *images,
-                            int n, ram_loc_mode mode, const float *eps_or_locs, float std,
+                            const ram_cols *cols, ram_ws *ws, const float *images, int n,
+                            ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
-    fwd_job j = {m, w, w16, wt, cols_off, ws, images, n, mode, eps_or_locs, std, team};
+    fwd_job j = {m,
+                 w,
+                 w16,
+                 cols && cols->data ? cols->data : NULL,
+                 cols ? cols->off : NULL,
+                 ws,
+                 images,
+                 n,
+                 mode,
+                 eps_or_locs,
+                 std,
+                 team};
     ram_team_run(team, forward_part, &j);
 }
 
@@ -663,13 +715,9 @@ struct ram_state {
     float *wr;
     void *half_block;
     uint64_t version;
-    /* Calls of up to RAM_GEMV_MAX_ROWS images: column-major copies of the
-     * ReLU-fed layers (cols_layout()), floats or, with HALF, halves, made
-     * from the weights numbered cols_version (0: not made yet); NULL
-     * without the kernels that read them (ram_sparse_kernels()). */
-    void *cols, *cols_block;
-    size_t cols_off[RAM_T_COUNT];
-    uint64_t cols_version;
+    /* The column-major copies the sparse kernels read: of the rounded
+     * halves with HALF, else of the floats. */
+    ram_cols cols;
 };
 
 void ram_state_free(ram_state *st) {
@@ -680,7 +728,7 @@ void ram_state_free(ram_state *st) {
     free(st->sub);
     ram_team_free(st->team);
     free(st->half_block);
-    free(st->cols_block);
+    ram_cols_release(&st->cols);
     free(st->noise);
     ram_ws_release(&st->ws);
     free(st);
@@ -703,13 +751,7 @@ ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threa
     const bool sliced = threads > 1 && max_batch > ROW_SPLIT_MAX;
     ram_status s = ram_ws_init(&st->ws, m, sliced ? ROW_SPLIT_MAX : max_batch, false);
     if (!s && threads > 1) s = ram_team_create(threads, &st->team);
-    if (!s && ram_sparse_kernels()) {
-        /* Floats, so that the same block holds halves after a switch to HALF. */
-        const size_t count = cols_layout(m, st->cols_off);
-        st->cols_block = malloc(63 + count * sizeof(float));
-        st->cols = ram_align64(st->cols_block);
-        if (!st->cols) s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
-    }
+    if (!s) s = ram_cols_init(&st->cols, m);
     if (!s && sliced) {
         /* calloc'ed workspaces are all-NULL, so freeing a half-made set is safe */
         st->sub = calloc((size_t)threads, sizeof *st->sub);
@@ -755,7 +797,7 @@ ram_status ram_state_set_precision(ram_state *st, ram_precision precision) {
     }
     st->precision = precision;
     st->version = 0; /* made at the next classify */
-    st->cols_version = 0;
+    st->cols.version = 0;
     return RAM_OK;
 }
 
@@ -777,26 +819,6 @@ static ram_status refresh_half(const ram_model *m, ram_state *st) {
     }
     st->version = m->version;
     return RAM_OK;
-}
-
-/* Transpose the ReLU-fed layers into the state's column-major copies (of
- * the rounded halves with HALF), unless made from these very weights. */
-static void refresh_cols(const ram_model *m, ram_state *st) {
-    if (!st->cols || st->cols_version == m->version) return;
-    for (int id = 0; id < RAM_T_COUNT; id++) {
-        if (st->cols_off[id] == RAM_NO_COLS) continue;
-        const int rows = m->t[id].rows, cols = m->t[id].cols;
-        /* The rounded halves with HALF, else the floats: moved as bytes. */
-        const size_t size = st->w16 ? sizeof(uint16_t) : sizeof(float);
-        const char *src = st->w16 ? (const char *)st->w16 : (const char *)m->w;
-        char *dst = (char *)st->cols + st->cols_off[id] * size;
-        src += m->t[id].off * size;
-        for (int r = 0; r < rows; r++)
-            for (int c = 0; c < cols; c++)
-                memcpy(dst + ((size_t)c * rows + r) * size, src + ((size_t)r * cols + c) * size,
-                       size);
-    }
-    st->cols_version = m->version;
 }
 
 bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
@@ -874,8 +896,8 @@ static void forward_slice(void *arg, int k, int nt) {
             memcpy(ws->aux + (size_t)t * ni * 2, j->st->noise + ((size_t)t * j->n + i0) * 2,
                    sizeof(float) * 2 * ni);
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
-    ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, j->st->cols,
-                           j->st->cols_off, ws, j->images + i0 * img, ni, j->mode,
+    ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, &j->st->cols, ws,
+                           j->images + i0 * img, ni, j->mode,
                            j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
 }
 
@@ -899,8 +921,7 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         if (s) return s;
     }
     const bool by_slice = n > st->ws.max_n; /* only with threads: see ram_state */
-    const bool by_cols = st->cols != NULL;
-    if (by_cols) refresh_cols(m, st);
+    ram_cols_refresh(&st->cols, m, st->w16);
     float *aux = by_slice ? st->noise : st->ws.aux;
     const size_t nl = (size_t)m->p.glimpses * n * 2;
     ram_loc_mode mode = RAM_LOC_FIXED;
@@ -924,9 +945,8 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         break;
     }
     if (!by_slice) {
-        ram_model_forward_with(m, state_weights(st, m), st->w16, by_cols ? st->cols : NULL,
-                               st->cols_off, &st->ws, images, n, mode,
-                               mode == RAM_LOC_MEAN ? NULL : aux, std, st->team);
+        ram_model_forward_with(m, state_weights(st, m), st->w16, &st->cols, &st->ws, images, n,
+                               mode, mode == RAM_LOC_MEAN ? NULL : aux, std, st->team);
         return finish(m, &st->ws, 0, n, labels, probs, locs);
     }
     slice_job j = {m, st, images, n, mode, std};

@@ -242,6 +242,38 @@ START_TEST(test_linear_sparse) {
 }
 END_TEST
 
+/* The column copies' helpers: ram_transpose() (8 x 8 vector tiles and the
+ * edges around them) against the definition, and ram_count_nonzeros()
+ * (eight at a time) with -0 counted as zero and NaN as nonzero. */
+START_TEST(test_transpose_and_count) {
+    lcg_state = 15;
+    const int sizes[] = {1, 3, 8, 13, 16, 24, 130, 256};
+    const int ns = sizeof sizes / sizeof *sizes;
+    for (int a = 0; a < ns; a++)
+        for (int c = 0; c < ns; c++) {
+            const int rows = sizes[a], cols = sizes[c];
+            float *src = rnd((size_t)rows * cols), *dst = malloc(sizeof(float) * rows * cols);
+            ram_transpose(dst, src, rows, cols);
+            for (int r = 0; r < rows; r++)
+                for (int k = 0; k < cols; k++)
+                    ck_assert_msg(!memcmp(&dst[(size_t)k * rows + r], &src[(size_t)r * cols + k],
+                                          sizeof(float)),
+                                  "%d x %d: element (%d, %d) misplaced", rows, cols, r, k);
+            free(src), free(dst);
+        }
+    for (int in = 0; in <= 40; in++) {
+        float x[40];
+        int want = 0;
+        for (int k = 0; k < in; k++) {
+            const int kind = (int)((lcg_uniform() + 1.0f) * 2.0f); /* 0..3 */
+            x[k] = kind == 0 ? 0.0f : kind == 1 ? -0.0f : kind == 2 ? NAN : 1.0f + (float)k;
+            want += kind >= 2;
+        }
+        ck_assert_int_eq(ram_count_nonzeros(x, in), want);
+    }
+}
+END_TEST
+
 START_TEST(test_linear_forward_reference) {
     lcg_state = 12;
     enum { N = 4, IN = 5, OUT = 3, LDX = 8, LDY = 6 };
@@ -471,6 +503,7 @@ static Suite *layers_suite(void) {
     tcase_add_test(tc, test_linear_forward_reference);
     tcase_add_test(tc, test_linear_rows_independent);
     tcase_add_test(tc, test_linear_sparse);
+    tcase_add_test(tc, test_transpose_and_count);
     tcase_add_test(tc, test_relu);
     tcase_add_test(tc, test_lstm);
     tcase_add_test(tc, test_fast_tanh_sigmoid);
