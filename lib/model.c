@@ -595,18 +595,8 @@ void ram_model_forward_with(const struct ram_model *m, const float *w, const uin
                             const ram_cols *cols, ram_ws *ws, const float *images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
-    fwd_job j = {m,
-                 w,
-                 w16,
-                 cols && cols->data ? cols->data : NULL,
-                 cols ? cols->off : NULL,
-                 ws,
-                 images,
-                 n,
-                 mode,
-                 eps_or_locs,
-                 std,
-                 team};
+    fwd_job j = {m, w, w16, NULL, NULL, ws, images, n, mode, eps_or_locs, std, team};
+    if (cols && cols->data) j.wt = cols->data, j.cols_off = cols->off;
     ram_team_run(team, forward_part, &j);
 }
 
