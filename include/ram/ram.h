@@ -252,12 +252,13 @@ RAM_API size_t ram_model_param_count(const ram_model *m);
  *  is a quarter in a call of up to 8 images; in a larger call it is 5/8,
  *  and the images with fewer zeros go through one matrix product together,
  *  which is faster for them (all of the call's images do when fewer than a
- *  quarter of them have zeros enough, as with random weights).  A trained model's ReLU outputs are mostly
- *  zeros (68-85 % in the committed MNIST models), so it reads a fraction of
- *  the weights (docs/performance.md: on a Zen 1, batch 1 2.3x faster and
- *  batch 256 1.8x faster than without).  Each such output is one sum over
- *  the nonzero inputs in order, so its last bits may differ from the same
- *  image's in a call whose other kernel it took.
+ *  quarter of them have zeros enough, as with random weights).  A trained
+ *  model's ReLU outputs are mostly zeros (68-85 % in the committed MNIST
+ *  models), so it reads a fraction of the weights (docs/performance.md: on
+ *  a Zen 1, batch 1 2.3x faster and batch 256 1.8x faster than without).
+ *  Each such output is one sum over the nonzero inputs in order, so its
+ *  last bits may differ from the same image's in a call whose other kernel
+ *  it took.
  *  The copy is made like ram_state_set_precision()'s: at the first call,
  *  and again after the model's weights change (a pass over those layers, no
  *  allocation).  Memory: 4 bytes per weight of those layers (0.75 MB for
@@ -291,10 +292,11 @@ RAM_API ram_status ram_state_create(const ram_model *m, int max_batch, ram_state
  *  Costs: the threads spin for about 100 us after each call, waiting for the
  *  next one, then sleep until it comes; inside a small call they wait for
  *  each other at four barriers per glimpse (two for one image when the
- *  first glimpse layer is small, as in the paper's MNIST model).  Memory: that of
- *  ram_state_create() for max_batch images (with its column-major copy and
- *  gather buffer), plus a workspace for 8 and max_batch x glimpses x 2 floats.  Give the threads free cores: more
- *  threads than free cores makes calls slower, not faster.  Call
+ *  first glimpse layer is small, as in the paper's MNIST model).  Memory:
+ *  that of ram_state_create() for max_batch images (with its column-major
+ *  copy and gather buffer), plus a workspace for 8 and max_batch x glimpses
+ *  x 2 floats.  Give the threads free cores: more threads than free cores
+ *  makes calls slower, not faster.  Call
  *  ram_set_blas_threads(1) at start-up so that BLAS does not start threads of
  *  its own inside these.
  *
