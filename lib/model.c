@@ -335,9 +335,8 @@ typedef struct fwd_job {
     const float *w;      /* the parameters used: m->w, or a state's rounded copy */
     const uint16_t *w16; /* the same in half precision for small batches, or NULL */
     /* Column-major copies (halves when w16, else floats) of the layers fed
-     * by a ReLU, or NULL: layer id's at wt + cols_off[id] entries. */
-    const void *wt;
-    const size_t *cols_off;
+     * by a ReLU, or NULL (none, or no sparse kernels to read them). */
+    const ram_cols *cols;
     ram_ws *ws;
     const float *images;
     int n;
@@ -384,37 +383,37 @@ static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in
                         int ldy, bool acc) {
     if (r1 <= r0) return;
     const bool small = n <= RAM_GEMV_MAX_ROWS;
-    if (!j->wt || j->cols_off[id] == RAM_NO_COLS || (!small && !j->ws->gather_at)) {
+    if (!j->cols || j->cols->off[id] == RAM_NO_COLS || in > RAM_SPARSE_MAX_IN ||
+        (!small && !j->ws->gather_at)) {
         linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y + r0, ldy, acc);
         return;
     }
     const bool half = j->w16 != NULL;
-    const char *wt = (const char *)j->wt + j->cols_off[id] * (half ? 2 : 4);
+    const char *wt = (const char *)j->cols->data + j->cols->off[id] * (half ? 2 : 4);
     const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off : NULL;
     const int min_zeros = small ? in / 4 : in * 5 / 8, rows = j->m->t[id].rows, width = r1 - r0;
+    int dense = 0, *at = j->ws->gather_at;
     if (!small) {
-        int sparse = 0;
+        /* Which images are too dense, before any work: if most are, the
+         * whole call is one sgemm. */
         for (int i = 0; i < n; i++)
-            sparse += ram_count_nonzeros(X + (size_t)i * ldx, in) <= in - min_zeros;
-        if (sparse < (n + 3) / 4) {
+            if (ram_count_nonzeros(X + (size_t)i * ldx, in) > in - min_zeros) at[dense++] = i;
+        if (n - dense < (n + 3) / 4) {
             linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y + r0, ldy, acc);
             return;
         }
     }
-    int dense = 0, *at = j->ws->gather_at;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, next = 0; i < n; i++) {
         const float *x = X + (size_t)i * ldx;
         float *y = Y + (size_t)i * ldy;
-        if (ram_linear_forward_sparse(x, in, min_zeros, wt, half, rows, r0, r1, b, y, acc))
+        if (!small && next < dense && at[next] == i) { /* gathered below */
+            next++;
             continue;
-        if (small)
+        }
+        if (!ram_linear_forward_sparse(x, in, min_zeros, wt, half, rows, r0, r1, b, y, acc))
             linear_rows_dense(j, x, ldx, 1, in, id, bid, r0, r1, y + r0, ldy, acc);
-        else
-            at[dense++] = i;
     }
-    if (dense == n) {
-        linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y + r0, ldy, acc);
-    } else if (dense > 0) {
+    if (dense > 0) {
         float *gx = j->ws->gather_x, *gy = j->ws->gather_y;
         for (int k = 0; k < dense; k++) {
             memcpy(gx + (size_t)k * in, X + (size_t)at[k] * ldx, sizeof(float) * in);
@@ -595,8 +594,8 @@ void ram_model_forward_with(const struct ram_model *m, const float *w, const uin
                             const ram_cols *cols, ram_ws *ws, const float *images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
-    fwd_job j = {m, w, w16, NULL, NULL, ws, images, n, mode, eps_or_locs, std, team};
-    if (cols && cols->data) j.wt = cols->data, j.cols_off = cols->off;
+    fwd_job j = {m,           w,   w16, cols && cols->data ? cols : NULL, ws, images, n, mode,
+                 eps_or_locs, std, team};
     ram_team_run(team, forward_part, &j);
 }
 
