@@ -37,6 +37,13 @@ RAM_HIDDEN int ram_blas_core_is_slow(const char *core, int cpu_has_avx2);
  * only the first min(user->struct_size, full) bytes are taken. */
 RAM_HIDDEN ram_status ram_copy_params(void *dst, size_t full, const void *user, const char *what);
 
+/* ---- the processor (cpu.c) ---- */
+
+/* AVX2, FMA, F16C and POPCNT: the kernels of kernels_x86.c may run. */
+RAM_HIDDEN bool ram_cpu_x86_kernels(void);
+/* In a spin loop: let the other hardware thread of the core run. */
+RAM_HIDDEN void ram_cpu_relax(void);
+
 /* ---- random numbers (rng.c): xoshiro256**, seeded by splitmix64 ---- */
 
 typedef struct ram_rng {
@@ -80,10 +87,10 @@ RAM_HIDDEN void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, 
 RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, const float *img, int c, int h,
                                      int w, float lx, float ly, int p0, int p1);
 
-/* ---- layers (layers.c): batched, row-major, rows = batch ---- */
+/* ---- layers (layers.c, kernels.c): batched, row-major, rows = batch ---- */
 
 /* Up to this many rows, a linear layer runs one row at a time through
- * dot_rows() (layers.c) instead of sgemm. */
+ * ram_dot_rows() (kernels.c) instead of sgemm. */
 #ifndef RAM_GEMV_MAX_ROWS
 #define RAM_GEMV_MAX_ROWS 8
 #endif
@@ -93,17 +100,17 @@ RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const
                                    const float *b, int out, float *Y, int ldy, bool accumulate);
 /* The same for n <= RAM_GEMV_MAX_ROWS with W in IEEE half precision (the
  * floats ram_half_to_float() gives, multiplied in float in the order of
- * ram_linear_forward()'s small-n path: the same bits as that on those floats). */
+ * ram_linear_forward()'s small-n path: the same bits as that on those floats; kernels.c). */
 RAM_HIDDEN void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint16_t *W,
                                         const float *b, int out, float *Y, int ldy,
                                         bool accumulate);
-/* The sparse-input path (layers.c): rows [r0, r1) of y (indexed from 0,
+/* The sparse-input path (kernels.c): rows [r0, r1) of y (indexed from 0,
  * like b) = x W^T + b for one input row x of `in`, from Wt, W's
  * column-major copy (floats, or halves when `half`; column c's ldt rows at
  * Wt + c * ldt), reading only the columns of x's nonzeros.  Returns false,
  * touching nothing, when x has fewer than min_zeros zeros (the caller's
  * other kernel is then faster), when in > RAM_SPARSE_MAX_IN, or without
- * the AVX2/FMA kernels (ram_sparse_kernels()).  Its sums are not dot_rows's:
+ * the AVX2/FMA kernels (ram_sparse_kernels()).  Its sums are not ram_dot_rows()'s:
  * a row is one FMA chain over the nonzero inputs in increasing order,
  * whichever rows are computed with it. */
 #define RAM_SPARSE_MAX_IN 2048

@@ -127,7 +127,7 @@ ram_status ram_model_alloc(const ram_model_params *p, struct ram_model **out) {
     if (!m) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "model: out of memory");
     ram_model_layout(m, p);
     /* Weights start on a cache line: batch-1 inference streams every row
-     * with 32-byte loads, a third faster aligned (dot_rows() in layers.c);
+     * with 32-byte loads, a third faster aligned (ram_dot_rows() in kernels.c);
      * rows stay aligned whenever the layer widths are multiples of 16. */
     m->w_block = calloc(m->n_params + 16, sizeof(float));
     m->w = ram_align64(m->w_block);

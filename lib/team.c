@@ -18,13 +18,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define cpu_relax() _mm_pause()
-#else
-#define cpu_relax() ((void)0)
-#endif
-
 /* How long an idle worker spins before it sleeps: long enough to catch the
  * next call of a caller classifying image after image. */
 #define IDLE_SPIN_NS 100000L
@@ -64,7 +57,7 @@ static long wait_job(ram_team *t, long seen) {
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (unsigned spin = 1; (g = atomic_load(&t->gen)) == seen; spin++) {
-        cpu_relax();
+        ram_cpu_relax();
         if (spin % 256 || elapsed_ns(&t0) < IDLE_SPIN_NS) continue;
         /* Sleep.  The caller bumps gen and then reads sleepers; we raise
          * sleepers and then re-read gen (both sequentially consistent), so
@@ -171,7 +164,7 @@ void ram_team_run(ram_team *t, ram_team_fn fn, void *arg) {
     bump(t);
     fn(arg, 0, t->nt);
     for (unsigned spin = 1; atomic_load(&t->done) < t->nt - 1; spin++) {
-        cpu_relax();
+        ram_cpu_relax();
         if (spin % BARRIER_SPINS == 0) sched_yield();
     }
 }
@@ -185,7 +178,7 @@ void ram_team_barrier(ram_team *t) {
         return;
     }
     for (unsigned spin = 1; atomic_load(&t->bar_phase) == phase; spin++) {
-        cpu_relax();
+        ram_cpu_relax();
         if (spin % BARRIER_SPINS == 0) sched_yield();
     }
 }

@@ -1,0 +1,48 @@
+/* What this processor can do, asked once per process, and the pause of a
+ * spin loop: the library's only processor-specific code outside the kernel
+ * files (kernels_x86.c), each with a portable answer elsewhere. */
+#include "internal.h"
+
+#include <stdatomic.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+
+/* F16C, from CPUID leaf 1 (clang 14's __builtin_cpu_supports does not know
+ * it), asked once: CPUID traps to the hypervisor in a VM, microseconds.  The
+ * race on the first calls is benign: every thread stores the same value. */
+static bool has_f16c(void) {
+    static _Atomic int known; /* 0: not asked yet; 1: no; 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        unsigned a, b, c, d;
+        k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+}
+
+/* The float and the half kernels need the same features (every AVX2
+ * processor has F16C), so a float layer and a half layer always take the
+ * same kind of kernel.  __builtin_cpu_supports tests bits of a table libgcc
+ * fills at start-up: cheap per call. */
+bool ram_cpu_x86_kernels(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("popcnt") && has_f16c();
+}
+
+void ram_cpu_relax(void) {
+    _mm_pause();
+}
+#else
+bool ram_cpu_x86_kernels(void) {
+    return false;
+}
+
+void ram_cpu_relax(void) {
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+    __asm__ __volatile__("yield");
+#endif
+}
+#endif
