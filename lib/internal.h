@@ -258,6 +258,8 @@ static inline void *ram_align64(void *p) {
 static inline float *ram_param(const struct ram_model *m, float *base, enum ram_tensor_id id) {
     return base + m->t[id].off;
 }
+/* In ram_cols.off: this layer is not copied. */
+#define RAM_NO_COLS SIZE_MAX
 /* Allocate c for m's layers (nothing without the sparse kernels). */
 RAM_HIDDEN ram_status ram_cols_init(ram_cols *c, const struct ram_model *m);
 RAM_HIDDEN void ram_cols_release(ram_cols *c);
@@ -267,6 +269,13 @@ RAM_HIDDEN void ram_cols_refresh(ram_cols *c, const struct ram_model *m, const u
 /* Note that the model's weights changed (ram_state_set_precision()'s copies
  * compare this number with the one they were made from). */
 RAM_HIDDEN void ram_model_touch(struct ram_model *m);
+
+/* Part k of nt of [0, total), cut at multiples of `align` (16 floats, one
+ * cache line, so that threads do not write the same lines). */
+static inline void ram_split(int total, int k, int nt, int align, int *a, int *b) {
+    *a = k == 0 ? 0 : (int)((long)total * k / nt / align * align);
+    *b = k == nt - 1 ? total : (int)((long)total * (k + 1) / nt / align * align);
+}
 
 /* How forward picks each location. */
 typedef enum ram_loc_mode {

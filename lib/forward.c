@@ -1,0 +1,301 @@
+/* The forward pass over T glimpses, on one thread or split over a team:
+ * where to look, the glimpse, the glimpse network, the core, and the
+ * classifier.  The location policy's sampling noise comes from the caller
+ * (trainer, state); this file only moves activations. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline float bound_fwd(ram_loc_bound b, float x) {
+    if (b == RAM_BOUND_TANH) return tanhf(x);
+    return x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
+}
+
+static inline float clamp1(float x) {
+    return x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
+}
+
+/* One forward pass, as thread k of nt.  The glimpses are split by image and
+ * every layer by output rows, with a barrier after each layer that the next
+ * one reads: four per glimpse (two at batch 1 with a small first layer:
+ * SMALL_G1_FLOATS below).  With nt = 1 (the trainer's case) each layer
+ * is one call, as it always was. */
+typedef struct fwd_job {
+    const struct ram_model *m;
+    const float *w;      /* the parameters used: m->w, or a state's rounded copy */
+    const uint16_t *w16; /* the same in half precision for small batches, or NULL */
+    /* Column-major copies (halves when w16, else floats) of the layers fed
+     * by a ReLU, or NULL (none, or no sparse kernels to read them). */
+    const ram_cols *cols;
+    ram_ws *ws;
+    const float *images;
+    int n;
+    ram_loc_mode mode;
+    const float *src; /* eps (SAMPLE) or locations (FIXED), T x n x 2 */
+    float std;
+    ram_team *team;
+} fwd_job;
+
+/* linear_rows() with the row kernels (or sgemm), into Y's columns from r0. */
+static void linear_rows_dense(const fwd_job *j, const float *X, int ldx, int n, int in,
+                              enum ram_tensor_id id, enum ram_tensor_id bid, int r0, int r1,
+                              float *Y, int ldy, bool acc) {
+    const size_t off = j->m->t[id].off + (size_t)r0 * in;
+    const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off + r0 : NULL;
+    if (j->w16 && n <= RAM_GEMV_MAX_ROWS)
+        ram_linear_forward_half(X, ldx, n, in, j->w16 + off, b, r1 - r0, Y, ldy, acc);
+    else
+        ram_linear_forward(X, ldx, n, in, j->w + off, b, r1 - r0, Y, ldy, acc);
+}
+
+/* Rows [r0, r1) of linear layer `id` (its weight tensor; bias `bid`, or
+ * RAM_T_COUNT for none): W's rows, b's entries, Y's columns.  A small batch
+ * reads the half-precision copy when the job has one.  Layers fed by a
+ * ReLU read the column-major copy, when the job has one, for each image
+ * whose input has zeros enough: a quarter in a small batch, where the
+ * alternative is the row kernels reading all of W for one image; 5/8 in a
+ * large one, where it is one sgemm for the images too dense for it, which
+ * are gathered for it, or for all of them when fewer than a quarter have
+ * zeros enough (a fresh model's half zeros: then gathering costs more than
+ * the few sparse images save).  (Batch 256 on a Zen 1, every image through the
+ * column kernel: 1.14x sgemm's time with the half zeros of random weights,
+ * 0.56x with the 68-85 % of a trained MNIST model; sgemm reuses each weight
+ * it loads for many images, the column kernel for one.) */
+static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in,
+                        enum ram_tensor_id id, enum ram_tensor_id bid, int r0, int r1, float *Y,
+                        int ldy, bool acc) {
+    if (r1 <= r0) return;
+    const bool small = n <= RAM_GEMV_MAX_ROWS;
+    if (!j->cols || j->cols->off[id] == RAM_NO_COLS || in > RAM_SPARSE_MAX_IN ||
+        (!small && !j->ws->gather_at)) {
+        linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y + r0, ldy, acc);
+        return;
+    }
+    const bool half = j->w16 != NULL;
+    const char *wt = (const char *)j->cols->data + j->cols->off[id] * (half ? 2 : 4);
+    const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off : NULL;
+    const int min_zeros = small ? in / 4 : in * 5 / 8, rows = j->m->t[id].rows, width = r1 - r0;
+    int dense = 0, *at = j->ws->gather_at;
+    if (!small) {
+        /* Which images are too dense, before any work: if most are, the
+         * whole call is one sgemm. */
+        for (int i = 0; i < n; i++)
+            if (ram_count_nonzeros(X + (size_t)i * ldx, in) > in - min_zeros) at[dense++] = i;
+        if (n - dense < (n + 3) / 4) {
+            linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y + r0, ldy, acc);
+            return;
+        }
+    }
+    for (int i = 0, next = 0; i < n; i++) {
+        const float *x = X + (size_t)i * ldx;
+        float *y = Y + (size_t)i * ldy;
+        if (!small && next < dense && at[next] == i) { /* gathered below */
+            next++;
+            continue;
+        }
+        if (!ram_linear_forward_sparse(x, in, min_zeros, wt, half, rows, r0, r1, b, y, acc))
+            linear_rows_dense(j, x, ldx, 1, in, id, bid, r0, r1, y + r0, ldy, acc);
+    }
+    if (dense > 0) {
+        float *gx = j->ws->gather_x, *gy = j->ws->gather_y;
+        for (int k = 0; k < dense; k++) {
+            memcpy(gx + (size_t)k * in, X + (size_t)at[k] * ldx, sizeof(float) * in);
+            if (acc)
+                memcpy(gy + (size_t)k * width, Y + (size_t)at[k] * ldy + r0, sizeof(float) * width);
+        }
+        linear_rows_dense(j, gx, in, dense, in, id, bid, r0, r1, gy, width, acc);
+        for (int k = 0; k < dense; k++)
+            memcpy(Y + (size_t)at[k] * ldy + r0, gy + (size_t)k * width, sizeof(float) * width);
+    }
+}
+
+/* Where `count` images look next: mu_t from their h_{t-1} rows through the
+ * location network and its bound, then l_t (the mean, a sample around it,
+ * or the given location); src holds these images' noise or locations. */
+static void locate(const fwd_job *j, const float *h, int count, const float *src, float *mupre,
+                   float *mu, float *l) {
+    const struct ram_model *m = j->m;
+    const int H = m->p.core_hidden;
+    linear_rows(j, h, H, count, H, RAM_T_LOC_W, RAM_T_LOC_B, 0, 2, mupre, 2, false);
+    for (int i = 0; i < 2 * count; i++) {
+        mu[i] = bound_fwd(m->p.bound, mupre[i]);
+        l[i] = j->mode == RAM_LOC_MEAN     ? mu[i]
+               : j->mode == RAM_LOC_SAMPLE ? clamp1(mu[i] + j->std * src[i])
+                                           : src[i];
+    }
+}
+
+/* Rows [o0, o1) of the glimpse network's second layer, g = relu(...), from
+ * the relu'd [h_g; h_l] of the batch. */
+static void glimpse_net_2(const fwd_job *j, const float *hgl, float *g, int o0, int o1) {
+    const struct ram_model *m = j->m;
+    const ram_model_params *p = &m->p;
+    const int n = j->n, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out;
+    if (p->form == RAM_GLIMPSE_CONCAT) {
+        linear_rows(j, hgl, HG, n, HG, RAM_T_G2_W, RAM_T_G2_B, o0, o1, g, G, false);
+    } else {
+        linear_rows(j, hgl, HG, n, Hg, RAM_T_G2_W, RAM_T_G2_B, o0, o1, g, G, false);
+        linear_rows(j, hgl + Hg, HG, n, Hl, RAM_T_L2_W, RAM_T_L2_B, o0, o1, g, G, true);
+    }
+    ram_relu_forward(g + o0, n, o1 - o0, G);
+}
+
+/* Batch 1 on a team, with a first glimpse layer this small or smaller
+ * (floats of W_g1, of the glimpse, of [h_g; h_l]): each thread computes the
+ * whole first layer itself rather than its share.  The paper's MNIST model
+ * (an 8x8 glimpse into 128 units: 8,192 weights) qualifies; a 12x12x3
+ * retina's 55,296 would cost each thread more than the barriers it saves. */
+#define SMALL_G1_FLOATS  16384
+#define SMALL_RHO_FLOATS 256
+#define SMALL_HGL_FLOATS 1024
+
+static void forward_part(void *arg, int k, int nt) {
+    const fwd_job *j = arg;
+    const struct ram_model *m = j->m;
+    ram_ws *ws = j->ws;
+    const int n = j->n;
+    const ram_model_params *p = &m->p;
+    const int T = p->glimpses, H = p->core_hidden, D = m->rho_size, HG = m->hgl,
+              Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, K = p->classes,
+              NG = m->gates;
+    const size_t img_size = (size_t)p->channels * p->height * p->width;
+    const bool lstm = p->core == RAM_CORE_LSTM;
+    int i0, i1, g0, g1, l0, l1, o0, o1, u0, u1;
+    ram_split(n, k, nt, 1, &i0, &i1);
+    ram_split(Hg, k, nt, 16, &g0, &g1);
+    ram_split(Hl, k, nt, 16, &l0, &l1);
+    ram_split(G, k, nt, 16, &o0, &o1);
+    ram_split(H, k, nt, 16, &u0, &u1);
+    const int ni = i1 - i0;
+    const bool whole_first = nt > 1 && n == 1 && D <= SMALL_RHO_FLOATS && HG <= SMALL_HGL_FLOATS &&
+                             (long)D * Hg <= SMALL_G1_FLOATS;
+
+    memset(ws->h + (size_t)i0 * H, 0, sizeof(float) * ni * H);
+    if (lstm) memset(ws->c + (size_t)i0 * H, 0, sizeof(float) * ni * H);
+    if (n < nt) ram_team_barrier(j->team); /* below, every thread reads every h_0 */
+    for (int t = 0; t < T; t++) {
+        float *ht = ws->h + (size_t)t * n * H, *hn = ht + (size_t)n * H;
+        float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
+        float *l = ws->loc + (size_t)t * n * 2;
+        float *rho = ws->rho + (size_t)t * n * D, *hgl = ws->hgl + (size_t)t * n * HG;
+        float *g = ws->g + (size_t)t * n * G;
+
+        /* Where to look: mu_t from h_{t-1} (h_0 = 0), then l_t; the glimpse.
+         * Fewer images than threads (batch 1): every thread works out the
+         * locations (the same bits; thread 0 keeps them) and extracts its
+         * rows of every patch, as one 512x512 RGB glimpse alone outweighs
+         * the layers. */
+        const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;
+        if (n < nt && n <= RAM_GEMV_MAX_ROWS) {
+            float own[3][2 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
+            float *where = k == 0 ? l : own[2];
+            locate(j, ht, n, src, k == 0 ? mupre : own[0], k == 0 ? mu : own[1], where);
+            if (whole_first) {
+                /* A small first layer: every thread also extracts the whole
+                 * glimpse and computes the whole [h_g; h_l] (thread 0 into
+                 * the workspace), two barriers fewer per glimpse. */
+                float mine[SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
+                float *r = k == 0 ? rho : mine, *hg = k == 0 ? hgl : mine + SMALL_RHO_FLOATS;
+                ram_glimpse_one(&m->sensor, j->images, p->channels, p->height, p->width,
+                                where[0] * m->range_x, where[1] * m->range_y, r);
+                linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
+                linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
+                ram_relu_forward(hg, 1, HG, HG);
+                glimpse_net_2(j, hg, g, o0, o1);
+            } else {
+                int p0, p1;
+                ram_split(m->sensor.patch, k, nt, 1, &p0, &p1);
+                for (int i = 0; p1 > p0 && i < n; i++)
+                    ram_glimpse_rows(&m->sensor, j->images + i * img_size, p->channels, p->height,
+                                     p->width, where[2 * i] * m->range_x,
+                                     where[2 * i + 1] * m->range_y, rho + (size_t)i * D, p0, p1);
+            }
+        } else if (ni > 0) {
+            locate(j, ht + (size_t)i0 * H, ni, src ? src + 2 * i0 : NULL, mupre + 2 * i0,
+                   mu + 2 * i0, l + 2 * i0);
+            for (int i = i0; i < i1; i++) {
+                /* The next image's window is on its way while this one is
+                 * summed (a 512x512 image's window is not in cache). */
+                const bool more = i + 1 < i1;
+                ram_glimpse_one_ahead(
+                    &m->sensor, j->images + i * img_size, p->channels, p->height, p->width,
+                    l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y, rho + (size_t)i * D,
+                    more ? j->images + (i + 1) * img_size : NULL,
+                    more ? l[2 * i + 2] * m->range_x : 0, more ? l[2 * i + 3] * m->range_y : 0);
+            }
+        }
+        if (!whole_first) {
+            ram_team_barrier(j->team);
+
+            /* Glimpse network: [h_g; h_l] side by side in one buffer so the
+             * CONCAT form is a single GEMM over it. */
+            linear_rows(j, rho, D, n, D, RAM_T_G1_W, RAM_T_G1_B, g0, g1, hgl, HG, false);
+            linear_rows(j, l, 2, n, 2, RAM_T_L1_W, RAM_T_L1_B, l0, l1, hgl + Hg, HG, false);
+            if (nt == 1) {
+                ram_relu_forward(hgl, n, HG, HG);
+            } else {
+                ram_relu_forward(hgl + g0, n, g1 - g0, HG);
+                ram_relu_forward(hgl + Hg + l0, n, l1 - l0, HG);
+            }
+            ram_team_barrier(j->team);
+            glimpse_net_2(j, hgl, g, o0, o1);
+        }
+        ram_team_barrier(j->team);
+
+        /* Core: units [u0, u1), i.e. those rows of each of the LSTM's four
+         * gate blocks, so that the cell update needs no other thread's rows. */
+        float *pre = lstm ? ws->gates + (size_t)t * n * NG : hn;
+        const int blocks = NG / H, whole = u0 == 0 && u1 == H;
+        for (int q = 0; q < (whole ? 1 : blocks); q++) {
+            const int r0 = whole ? 0 : q * H + u0, r1 = whole ? NG : q * H + u1;
+            linear_rows(j, g, G, n, G, RAM_T_CX_W, RAM_T_C_B, r0, r1, pre, NG, false);
+            if (t > 0) /* h_0 = 0 contributes nothing */
+                linear_rows(j, ht, H, n, H, RAM_T_CH_W, RAM_T_COUNT, r0, r1, pre, NG, true);
+        }
+        if (lstm) {
+            float *ct = ws->c + (size_t)t * n * H;
+            ram_lstm_forward_units(pre, ct, ct + (size_t)n * H, hn, n, H, u0, u1);
+        } else {
+            ram_relu_forward(hn + u0, n, u1 - u0, H);
+        }
+        ram_team_barrier(j->team);
+    }
+    if (k != 0) return;
+    /* Classifier on h_T; logits are turned into probabilities in place. */
+    const float *hT = ws->h + (size_t)T * n * H;
+    linear_rows(j, hT, H, n, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, ws->probs, K, false);
+    ram_softmax(ws->probs, ws->probs, n, K);
+}
+
+void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images, int n,
+                            ram_loc_mode mode, const float *eps_or_locs, float std,
+                            ram_team *team) {
+    ram_model_forward_with(m, m->w, NULL, NULL, ws, images, n, mode, eps_or_locs, std, team);
+}
+
+void ram_model_forward_with(const struct ram_model *m, const float *w, const uint16_t *w16,
+                            const ram_cols *cols, ram_ws *ws, const float *images, int n,
+                            ram_loc_mode mode, const float *eps_or_locs, float std,
+                            ram_team *team) {
+    fwd_job j = {m,           w,   w16, cols && cols->data ? cols : NULL, ws, images, n, mode,
+                 eps_or_locs, std, team};
+    ram_team_run(team, forward_part, &j);
+}
+
+void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *images, int n,
+                       ram_loc_mode mode, const float *eps_or_locs, float std) {
+    ram_model_forward_team(m, ws, images, n, mode, eps_or_locs, std, NULL);
+}
+
+long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, int n, int *step) {
+    const size_t D = (size_t)m->rho_size, count = (size_t)m->p.glimpses * n * D;
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(ws->rho[i])) {
+            *step = (int)(i / ((size_t)n * D));
+            return (long)(i / D % n);
+        }
+    return -1;
+}

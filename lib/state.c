@@ -1,0 +1,265 @@
+/* Inference states: a caller's workspaces for classifying with a shared,
+ * read-only model, on its own thread or a team of threads, in float or half
+ * precision. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A state with threads has two ways to use them (ram_state_create_threads):
+ * up to ROW_SPLIT_MAX images, every layer's rows are split between the
+ * threads (batch 1 is latency-bound, and each thread keeps its share of the
+ * weights in its core's cache); above, each thread runs whole images, its
+ * slice of the batch, in a workspace of its own (sgemm then has rows enough,
+ * and the threads never wait for each other). */
+#define ROW_SPLIT_MAX RAM_GEMV_MAX_ROWS
+
+struct ram_state {
+    ram_model_params arch;
+    size_t n_params;
+    int max_batch;
+    ram_ws ws;      /* 1 thread: max_batch images; more: up to ROW_SPLIT_MAX */
+    ram_team *team; /* NULL: the caller's thread alone */
+    ram_ws *sub;    /* one per team thread, for batches above ROW_SPLIT_MAX (or NULL) */
+    float *noise;   /* T x max_batch x 2 locations or noise, when sub is used */
+    /* RAM_PRECISION_HALF: the parameters rounded to half precision, as
+     * halves (w16) and as the floats they are (wr), made from the weights
+     * numbered `version` (0: not made yet).  NULL with FLOAT. */
+    ram_precision precision;
+    uint16_t *w16;
+    float *wr;
+    void *half_block;
+    uint64_t version;
+    /* The column-major copies the sparse kernels read: of the rounded
+     * halves with HALF, else of the floats. */
+    ram_cols cols;
+};
+
+void ram_state_free(ram_state *st) {
+    if (!st) return;
+    if (st->sub)
+        for (int k = 0; k < ram_team_size(st->team); k++)
+            ram_ws_release(&st->sub[k]);
+    free(st->sub);
+    ram_team_free(st->team);
+    free(st->half_block);
+    ram_cols_release(&st->cols);
+    free(st->noise);
+    ram_ws_release(&st->ws);
+    free(st);
+}
+
+ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threads,
+                                    ram_state **out) {
+    if (!m || !out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_create: NULL argument");
+    if (max_batch < 1 || max_batch > 1 << 20)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_create: max_batch %d not in [1, 2^20]",
+                        max_batch);
+    if (threads < 1 || threads > RAM_STATE_MAX_THREADS)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_create: threads %d not in [1, %d]",
+                        threads, RAM_STATE_MAX_THREADS);
+    ram_state *st = calloc(1, sizeof *st);
+    if (!st) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
+    st->arch = m->p;
+    st->n_params = m->n_params;
+    st->max_batch = max_batch;
+    const bool sliced = threads > 1 && max_batch > ROW_SPLIT_MAX;
+    ram_status s = ram_ws_init(&st->ws, m, sliced ? ROW_SPLIT_MAX : max_batch, false);
+    if (!s && threads > 1) s = ram_team_create(threads, &st->team);
+    if (!s) s = ram_cols_init(&st->cols, m);
+    if (!s && sliced) {
+        /* calloc'ed workspaces are all-NULL, so freeing a half-made set is safe */
+        st->sub = calloc((size_t)threads, sizeof *st->sub);
+        st->noise = malloc(sizeof(float) * 2 * m->p.glimpses * (size_t)max_batch);
+        if (!st->sub || !st->noise)
+            s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
+        for (int k = 0; !s && k < threads; k++)
+            s = ram_ws_init(&st->sub[k], m, (max_batch + threads - 1) / threads, false);
+    }
+    if (s) {
+        ram_state_free(st);
+        return s;
+    }
+    *out = st;
+    return RAM_OK;
+}
+
+ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out) {
+    return ram_state_create_threads(m, max_batch, 1, out);
+}
+
+ram_status ram_state_set_precision(ram_state *st, ram_precision precision) {
+    if (!st) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_set_precision: state is NULL");
+    if (precision != RAM_PRECISION_FLOAT && precision != RAM_PRECISION_HALF)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_set_precision: unknown precision %d",
+                        (int)precision);
+    if (precision == RAM_PRECISION_FLOAT) {
+        free(st->half_block);
+        st->half_block = NULL;
+        st->w16 = NULL;
+        st->wr = NULL;
+    } else if (!st->half_block) {
+        /* Both copies on cache lines (64 bytes), as the model's weights are. */
+        const size_t np = st->n_params, wr_bytes = (np * sizeof(float) + 63) / 64 * 64;
+        void *block = malloc(63 + wr_bytes + np * sizeof(uint16_t));
+        if (!block)
+            return ram_fail(RAM_ERR_OUT_OF_MEMORY,
+                            "state_set_precision: %zu parameters: out of memory", np);
+        char *base = ram_align64(block);
+        st->half_block = block;
+        st->wr = (float *)(void *)base;
+        st->w16 = (uint16_t *)(void *)(base + wr_bytes);
+    }
+    st->precision = precision;
+    st->version = 0; /* made at the next classify */
+    st->cols.version = 0;
+    return RAM_OK;
+}
+
+/* Round the model's parameters into the state's copies, unless they were
+ * made from these very weights. */
+static ram_status refresh_half(const ram_model *m, ram_state *st) {
+    if (st->version == m->version) return RAM_OK;
+    for (size_t i = 0; i < m->n_params; i++) {
+        const uint16_t h = ram_float_to_half(m->w[i]);
+        if ((h & 0x7c00u) == 0x7c00u) {
+            st->version = 0;
+            return ram_fail(RAM_ERR_NUMERIC,
+                            "classify: parameter %zu (%g) is beyond half precision's range "
+                            "(65504): use RAM_PRECISION_FLOAT for this model",
+                            i, (double)m->w[i]);
+        }
+        st->w16[i] = h;
+        st->wr[i] = ram_half_to_float(h);
+    }
+    st->version = m->version;
+    return RAM_OK;
+}
+
+/* Images [i0, i0 + n) of a call, forwarded in `ws`: check what the glimpses
+ * read and copy the results out. */
+static ram_status finish(const ram_model *m, const ram_ws *ws, int i0, int n, int *labels,
+                         float *probs, float *locs) {
+    const int T = m->p.glimpses, K = m->p.classes;
+    int step;
+    const long bad = ram_ws_bad_glimpse(m, ws, n, &step);
+    if (bad >= 0)
+        return ram_fail(RAM_ERR_NUMERIC,
+                        "classify: glimpse %d of image %ld reads a NaN or Inf pixel", step + 1,
+                        i0 + bad);
+    for (int i = 0; i < n; i++) {
+        const float *pr = ws->probs + (size_t)i * K;
+        const size_t o = (size_t)i0 + i;
+        if (labels) labels[o] = ram_argmax(pr, K);
+        if (probs) memcpy(probs + o * K, pr, sizeof(float) * K);
+        if (locs)
+            for (int t = 0; t < T; t++) {
+                const float *l = ws->loc + ((size_t)t * n + i) * 2;
+                locs[(o * T + t) * 2] = l[0] * m->range_x;
+                locs[(o * T + t) * 2 + 1] = l[1] * m->range_y;
+            }
+    }
+    return RAM_OK;
+}
+
+/* The parameters a state classifies with: its rounded copy, or the model's. */
+static const float *state_weights(const ram_state *st, const ram_model *m) {
+    return st->wr ? st->wr : m->w;
+}
+
+/* Each thread forwards its slice of the batch in its own workspace. */
+typedef struct slice_job {
+    const ram_model *m;
+    ram_state *st;
+    const float *images;
+    int n;
+    ram_loc_mode mode;
+    float std;
+} slice_job;
+
+static void forward_slice(void *arg, int k, int nt) {
+    const slice_job *j = arg;
+    const int T = j->m->p.glimpses;
+    int i0, i1;
+    ram_split(j->n, k, nt, 1, &i0, &i1);
+    const int ni = i1 - i0;
+    if (ni <= 0) return;
+    ram_ws *ws = &j->st->sub[k];
+    if (j->mode != RAM_LOC_MEAN) /* this slice's noise or locations, T x ni x 2 */
+        for (int t = 0; t < T; t++)
+            memcpy(ws->aux + (size_t)t * ni * 2, j->st->noise + ((size_t)t * j->n + i0) * 2,
+                   sizeof(float) * 2 * ni);
+    const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
+    ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, &j->st->cols, ws,
+                           j->images + i0 * img, ni, j->mode,
+                           j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
+}
+
+ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
+                                 ram_loc_source source, ram_policy *pol, int *labels, float *probs,
+                                 float *locs) {
+    if (!m || !st || !images)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: NULL model, state or images");
+    if (n < 1 || n > st->max_batch)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: n = %d not in [1, %d] (state size)", n,
+                        st->max_batch);
+    if (!ram_model_same_arch(&st->arch, &m->p) || st->n_params != m->n_params)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: state made for another architecture");
+    if ((source == RAM_LOCS_SAMPLED || source == RAM_LOCS_RANDOM) && !pol)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: this location source needs a policy");
+    if (source < RAM_LOCS_MEAN || source > RAM_LOCS_CENTER)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: unknown location source %d",
+                        (int)source);
+    if (st->precision == RAM_PRECISION_HALF) {
+        ram_status s = refresh_half(m, st);
+        if (s) return s;
+    }
+    const bool by_slice = n > st->ws.max_n; /* only with threads: see ram_state */
+    ram_cols_refresh(&st->cols, m, st->w16);
+    float *aux = by_slice ? st->noise : st->ws.aux;
+    const size_t nl = (size_t)m->p.glimpses * n * 2;
+    ram_loc_mode mode = RAM_LOC_FIXED;
+    float std = 0;
+    switch (source) {
+    case RAM_LOCS_MEAN:
+        mode = RAM_LOC_MEAN;
+        break;
+    case RAM_LOCS_SAMPLED:
+        for (size_t i = 0; i < nl; i++)
+            aux[i] = (float)ram_rng_normal(&pol->rng);
+        mode = RAM_LOC_SAMPLE;
+        std = pol->p.std;
+        break;
+    case RAM_LOCS_RANDOM:
+        for (size_t i = 0; i < nl; i++)
+            aux[i] = (float)(2 * ram_rng_uniform(&pol->rng) - 1);
+        break;
+    case RAM_LOCS_CENTER:
+        memset(aux, 0, sizeof(float) * nl);
+        break;
+    }
+    if (!by_slice) {
+        ram_model_forward_with(m, state_weights(st, m), st->w16, &st->cols, &st->ws, images, n,
+                               mode, mode == RAM_LOC_MEAN ? NULL : aux, std, st->team);
+        return finish(m, &st->ws, 0, n, labels, probs, locs);
+    }
+    slice_job j = {m, st, images, n, mode, std};
+    ram_team_run(st->team, forward_slice, &j);
+    const int nt = ram_team_size(st->team);
+    for (int k = 0; k < nt; k++) {
+        int i0, i1;
+        ram_split(n, k, nt, 1, &i0, &i1);
+        if (i1 > i0) {
+            ram_status s = finish(m, &st->sub[k], i0, i1 - i0, labels, probs, locs);
+            if (s) return s;
+        }
+    }
+    return RAM_OK;
+}
+
+ram_status ram_model_classify(const ram_model *m, ram_state *st, const float *images, int n,
+                              int *labels, float *probs, float *locs) {
+    return ram_model_classify_ex(m, st, images, n, RAM_LOCS_MEAN, NULL, labels, probs, locs);
+}
