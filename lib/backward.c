@@ -14,26 +14,61 @@ static inline float bound_grad(ram_loc_bound b, float pre, float post) {
     return pre > -1.0f && pre < 1.0f ? 1.0f : 0.0f;
 }
 
+#define W(id)  ram_param(m, m->w, id)
+#define GW(id) ram_param(m, ws->grad, id)
+
+/* The glimpse network at step t, given ws->dg = dLoss/dg_t: the gradients
+ * of its weights.  The glimpse is not differentiable in l, and l carries
+ * no gradient. */
+static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t) {
+    const ram_model_params *p = &m->p;
+    const int D = m->rho_size, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden,
+              G = p->glimpse_out;
+    const float *g = ws->g + (size_t)t * n * G, *hgl = ws->hgl + (size_t)t * n * HG;
+    const float *rho = ws->rho + (size_t)t * n * D, *l = ws->loc + (size_t)t * n * 2;
+    ram_relu_backward(g, ws->dg, n, G, G);
+    if (p->form == RAM_GLIMPSE_CONCAT) {
+        ram_linear_backward(ws->dg, G, hgl, HG, n, HG, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
+                            GW(RAM_T_G2_B), ws->dhgl, HG, false);
+    } else {
+        ram_linear_backward(ws->dg, G, hgl, HG, n, Hg, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
+                            GW(RAM_T_G2_B), ws->dhgl, HG, false);
+        ram_linear_backward(ws->dg, G, hgl + Hg, HG, n, Hl, G, W(RAM_T_L2_W), GW(RAM_T_L2_W),
+                            GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false);
+    }
+    ram_relu_backward(hgl, ws->dhgl, n, HG, HG);
+    ram_linear_backward(ws->dhgl, HG, rho, D, n, D, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
+                        GW(RAM_T_G1_B), NULL, 0, false);
+    ram_linear_backward(ws->dhgl + Hg, HG, l, 2, n, 2, Hl, W(RAM_T_L1_W), GW(RAM_T_L1_W),
+                        GW(RAM_T_L1_B), NULL, 0, false);
+}
+
+/* The location network at step t, mu_t = bound(W h_t + b), given dmu_t:
+ * its weights' gradients, and (into_core) dLoss/dh_t added to dh. */
+static void location_backward(const struct ram_model *m, ram_ws *ws, int n, int t,
+                              const float *dmut, bool into_core, float *dh) {
+    const int H = m->p.core_hidden;
+    const float *ht = ws->h + (size_t)t * n * H;
+    const float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
+    for (int i = 0; i < 2 * n; i++)
+        ws->dmu[i] = dmut[i] * bound_grad(m->p.bound, mupre[i], mu[i]);
+    ram_linear_backward(ws->dmu, 2, ht, H, n, H, 2, W(RAM_T_LOC_W), GW(RAM_T_LOC_W),
+                        GW(RAM_T_LOC_B), into_core ? dh : NULL, H, true);
+}
+
 void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
                         bool detach_core) {
     const ram_model_params *p = &m->p;
-    const int T = p->glimpses, H = p->core_hidden, D = m->rho_size, HG = m->hgl,
-              Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, K = p->classes,
+    const int T = p->glimpses, H = p->core_hidden, G = p->glimpse_out, K = p->classes,
               NG = m->gates;
     const bool lstm = p->core == RAM_CORE_LSTM;
-    float *w = m->w, *gw = ws->grad;
-#define W(id)  ram_param(m, w, id)
-#define GW(id) ram_param(m, gw, id)
-
     float *dh = ws->dh, *dh2 = ws->dh2, *dc = ws->dc, *dc2 = ws->dc2;
     ram_linear_backward(ws->dlogits, K, ws->h + (size_t)T * n * H, H, n, H, K, W(RAM_T_CLS_W),
                         GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh, H, false);
     if (lstm) memset(dc, 0, sizeof(float) * n * H);
     for (int t = T - 1; t >= 0; t--) {
-        /* Here dh = dLoss/dh_{t+1}. */
+        /* Here dh = dLoss/dh_{t+1}: through the core into dg and dh2. */
         const float *ht = ws->h + (size_t)t * n * H, *hn = ht + (size_t)n * H;
-        const float *g = ws->g + (size_t)t * n * G, *hgl = ws->hgl + (size_t)t * n * HG;
-        const float *rho = ws->rho + (size_t)t * n * D, *l = ws->loc + (size_t)t * n * 2;
         float *dpre;
         if (lstm) {
             const float *ct = ws->c + (size_t)t * n * H;
@@ -47,43 +82,18 @@ void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const floa
             ram_relu_backward(hn, dh, n, H, H);
             dpre = dh;
         }
-        ram_linear_backward(dpre, NG, g, G, n, G, NG, W(RAM_T_CX_W), GW(RAM_T_CX_W), GW(RAM_T_C_B),
-                            ws->dg, G, false);
+        ram_linear_backward(dpre, NG, ws->g + (size_t)t * n * G, G, n, G, NG, W(RAM_T_CX_W),
+                            GW(RAM_T_CX_W), GW(RAM_T_C_B), ws->dg, G, false);
         if (t > 0)
             ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_CH_W), GW(RAM_T_CH_W), NULL, dh2,
                                 H, false);
-
-        ram_relu_backward(g, ws->dg, n, G, G);
-        if (p->form == RAM_GLIMPSE_CONCAT) {
-            ram_linear_backward(ws->dg, G, hgl, HG, n, HG, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
-                                GW(RAM_T_G2_B), ws->dhgl, HG, false);
-        } else {
-            ram_linear_backward(ws->dg, G, hgl, HG, n, Hg, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
-                                GW(RAM_T_G2_B), ws->dhgl, HG, false);
-            ram_linear_backward(ws->dg, G, hgl + Hg, HG, n, Hl, G, W(RAM_T_L2_W), GW(RAM_T_L2_W),
-                                GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false);
-        }
-        ram_relu_backward(hgl, ws->dhgl, n, HG, HG);
-        /* The glimpse is not differentiable in l, and l carries no gradient. */
-        ram_linear_backward(ws->dhgl, HG, rho, D, n, D, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
-                            GW(RAM_T_G1_B), NULL, 0, false);
-        ram_linear_backward(ws->dhgl + Hg, HG, l, 2, n, 2, Hl, W(RAM_T_L1_W), GW(RAM_T_L1_W),
-                            GW(RAM_T_L1_B), NULL, 0, false);
-
-        /* Location network at step t: mu_t = bound(W h_t + b). */
-        if (dmu) {
-            const float *dmut = dmu + (size_t)t * n * 2;
-            const float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
-            for (int i = 0; i < 2 * n; i++)
-                ws->dmu[i] = dmut[i] * bound_grad(p->bound, mupre[i], mu[i]);
-            bool into_core = t > 0 && !detach_core;
-            ram_linear_backward(ws->dmu, 2, ht, H, n, H, 2, W(RAM_T_LOC_W), GW(RAM_T_LOC_W),
-                                GW(RAM_T_LOC_B), into_core ? dh2 : NULL, H, true);
-        }
+        glimpse_backward(m, ws, n, t);
+        if (dmu)
+            location_backward(m, ws, n, t, dmu + (size_t)t * n * 2, t > 0 && !detach_core, dh2);
         float *tmp = dh;
         dh = dh2;
         dh2 = tmp;
     }
+}
 #undef W
 #undef GW
-}

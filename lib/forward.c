@@ -18,11 +18,7 @@ static inline float clamp1(float x) {
     return x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
 }
 
-/* One forward pass, as thread k of nt.  The glimpses are split by image and
- * every layer by output rows, with a barrier after each layer that the next
- * one reads: four per glimpse (two at batch 1 with a small first layer:
- * SMALL_G1_FLOATS below).  With nt = 1 (the trainer's case) each layer
- * is one call, as it always was. */
+/* What every thread of one forward pass reads. */
 typedef struct fwd_job {
     const struct ram_model *m;
     const float *w;      /* the parameters used: m->w, or a state's rounded copy */
@@ -152,120 +148,183 @@ static void glimpse_net_2(const fwd_job *j, const float *hgl, float *g, int o0, 
 #define SMALL_RHO_FLOATS 256
 #define SMALL_HGL_FLOATS 1024
 
+/* Thread k's shares of the work: images [i0, i1) for the glimpses, and
+ * of every layer its rows (outputs): [g0, g1) of h_g, [l0, l1) of h_l,
+ * [o0, o1) of g and the core's units [u0, u1). */
+typedef struct share {
+    int k, nt;
+    int i0, i1, g0, g1, l0, l1, o0, o1, u0, u1;
+    /* batch 1 on a team with a small first layer (SMALL_G1_FLOATS) */
+    bool whole_first;
+} share;
+
+/* Step t's slices of the workspace. */
+typedef struct step {
+    int t;
+    float *ht, *hn; /* h_{t-1} (h_0 = 0) and h_t */
+    float *mupre, *mu, *l, *rho, *hgl, *g;
+    const float *src; /* this step's noise or locations, or NULL */
+} step;
+
+static step step_at(const fwd_job *j, int t) {
+    const struct ram_model *m = j->m;
+    const size_t n = (size_t)j->n, H = (size_t)m->p.core_hidden;
+    step s = {.t = t,
+              .ht = j->ws->h + t * n * H,
+              .mupre = j->ws->mupre + t * n * 2,
+              .mu = j->ws->mu + t * n * 2,
+              .l = j->ws->loc + t * n * 2,
+              .rho = j->ws->rho + t * n * m->rho_size,
+              .hgl = j->ws->hgl + t * n * m->hgl,
+              .g = j->ws->g + t * n * m->p.glimpse_out,
+              .src = j->src ? j->src + t * n * 2 : NULL};
+    s.hn = s.ht + n * H;
+    return s;
+}
+
+/* Fewer images than threads (batch 1): every thread works out the
+ * locations (the same bits; thread 0 keeps them) and extracts its rows of
+ * every patch, as one 512x512 RGB glimpse alone outweighs the layers. */
+static void look_together(const fwd_job *j, const share *sh, const step *s) {
+    const struct ram_model *m = j->m;
+    const ram_model_params *p = &m->p;
+    const int n = j->n, D = m->rho_size, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden,
+              k = sh->k;
+    const size_t img_size = (size_t)p->channels * p->height * p->width;
+    float own[3][2 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
+    float *where = k == 0 ? s->l : own[2];
+    locate(j, s->ht, n, s->src, k == 0 ? s->mupre : own[0], k == 0 ? s->mu : own[1], where);
+    if (sh->whole_first) {
+        /* A small first layer: every thread also extracts the whole
+         * glimpse and computes the whole [h_g; h_l] (thread 0 into the
+         * workspace), two barriers fewer per glimpse. */
+        float mine[SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
+        float *r = k == 0 ? s->rho : mine, *hg = k == 0 ? s->hgl : mine + SMALL_RHO_FLOATS;
+        ram_glimpse_one(&m->sensor, j->images, p->channels, p->height, p->width,
+                        where[0] * m->range_x, where[1] * m->range_y, r);
+        linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
+        linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
+        ram_relu_forward(hg, 1, HG, HG);
+        glimpse_net_2(j, hg, s->g, sh->o0, sh->o1);
+        return;
+    }
+    int p0, p1;
+    ram_split(m->sensor.patch, k, sh->nt, 1, &p0, &p1);
+    for (int i = 0; p1 > p0 && i < n; i++)
+        ram_glimpse_rows(&m->sensor, j->images + i * img_size, p->channels, p->height, p->width,
+                         where[2 * i] * m->range_x, where[2 * i + 1] * m->range_y,
+                         s->rho + (size_t)i * D, p0, p1);
+}
+
+/* Images [i0, i1): their locations and glimpses. */
+static void look_apart(const fwd_job *j, const share *sh, const step *s) {
+    const struct ram_model *m = j->m;
+    const ram_model_params *p = &m->p;
+    const int i0 = sh->i0, i1 = sh->i1, H = p->core_hidden, D = m->rho_size;
+    const size_t img_size = (size_t)p->channels * p->height * p->width;
+    float *l = s->l;
+    locate(j, s->ht + (size_t)i0 * H, i1 - i0, s->src ? s->src + 2 * i0 : NULL, s->mupre + 2 * i0,
+           s->mu + 2 * i0, l + 2 * i0);
+    for (int i = i0; i < i1; i++) {
+        /* The next image's window is on its way while this one is summed
+         * (a 512x512 image's window is not in cache). */
+        const bool more = i + 1 < i1;
+        ram_glimpse_one_ahead(&m->sensor, j->images + i * img_size, p->channels, p->height,
+                              p->width, l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
+                              s->rho + (size_t)i * D, more ? j->images + (i + 1) * img_size : NULL,
+                              more ? l[2 * i + 2] * m->range_x : 0,
+                              more ? l[2 * i + 3] * m->range_y : 0);
+    }
+}
+
+/* The glimpse network on the batch's glimpses, this thread's rows: [h_g;
+ * h_l] side by side in one buffer, so that the CONCAT form is a single
+ * GEMM over it, then g. */
+static void glimpse_net(const fwd_job *j, const share *sh, const step *s) {
+    const struct ram_model *m = j->m;
+    const int n = j->n, D = m->rho_size, HG = m->hgl, Hg = m->p.glimpse_hidden;
+    linear_rows(j, s->rho, D, n, D, RAM_T_G1_W, RAM_T_G1_B, sh->g0, sh->g1, s->hgl, HG, false);
+    linear_rows(j, s->l, 2, n, 2, RAM_T_L1_W, RAM_T_L1_B, sh->l0, sh->l1, s->hgl + Hg, HG, false);
+    if (sh->nt == 1) {
+        ram_relu_forward(s->hgl, n, HG, HG);
+    } else {
+        ram_relu_forward(s->hgl + sh->g0, n, sh->g1 - sh->g0, HG);
+        ram_relu_forward(s->hgl + Hg + sh->l0, n, sh->l1 - sh->l0, HG);
+    }
+    ram_team_barrier(j->team);
+    glimpse_net_2(j, s->hgl, s->g, sh->o0, sh->o1);
+}
+
+/* The core, units [u0, u1): those rows of each of the LSTM's four gate
+ * blocks, so that the cell update needs no other thread's rows. */
+static void core_step(const fwd_job *j, const share *sh, const step *s) {
+    const struct ram_model *m = j->m;
+    const int n = j->n, H = m->p.core_hidden, G = m->p.glimpse_out, NG = m->gates;
+    const int u0 = sh->u0, u1 = sh->u1;
+    const bool lstm = m->p.core == RAM_CORE_LSTM;
+    float *pre = lstm ? j->ws->gates + (size_t)s->t * n * NG : s->hn;
+    const int blocks = NG / H, whole = u0 == 0 && u1 == H;
+    for (int q = 0; q < (whole ? 1 : blocks); q++) {
+        const int r0 = whole ? 0 : q * H + u0, r1 = whole ? NG : q * H + u1;
+        linear_rows(j, s->g, G, n, G, RAM_T_CX_W, RAM_T_C_B, r0, r1, pre, NG, false);
+        if (s->t > 0) /* h_0 = 0 contributes nothing */
+            linear_rows(j, s->ht, H, n, H, RAM_T_CH_W, RAM_T_COUNT, r0, r1, pre, NG, true);
+    }
+    if (lstm) {
+        float *ct = j->ws->c + (size_t)s->t * n * H;
+        ram_lstm_forward_units(pre, ct, ct + (size_t)n * H, s->hn, n, H, u0, u1);
+    } else {
+        ram_relu_forward(s->hn + u0, n, u1 - u0, H);
+    }
+}
+
+static share share_of(const fwd_job *j, int k, int nt) {
+    const struct ram_model *m = j->m;
+    const ram_model_params *p = &m->p;
+    share sh = {.k = k, .nt = nt};
+    ram_split(j->n, k, nt, 1, &sh.i0, &sh.i1);
+    ram_split(p->glimpse_hidden, k, nt, 16, &sh.g0, &sh.g1);
+    ram_split(p->loc_hidden, k, nt, 16, &sh.l0, &sh.l1);
+    ram_split(p->glimpse_out, k, nt, 16, &sh.o0, &sh.o1);
+    ram_split(p->core_hidden, k, nt, 16, &sh.u0, &sh.u1);
+    const int D = m->rho_size;
+    sh.whole_first = nt > 1 && j->n == 1 && D <= SMALL_RHO_FLOATS && m->hgl <= SMALL_HGL_FLOATS &&
+                     (long)D * p->glimpse_hidden <= SMALL_G1_FLOATS;
+    return sh;
+}
+
+/* One forward pass, as thread k of nt: the glimpses split by image and
+ * every layer by output rows, with a barrier after each layer that the next
+ * one reads: four per glimpse (two at batch 1 with a small first layer).
+ * With nt = 1 (the trainer's case) each layer is one call. */
 static void forward_part(void *arg, int k, int nt) {
     const fwd_job *j = arg;
     const struct ram_model *m = j->m;
     ram_ws *ws = j->ws;
-    const int n = j->n;
-    const ram_model_params *p = &m->p;
-    const int T = p->glimpses, H = p->core_hidden, D = m->rho_size, HG = m->hgl,
-              Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, K = p->classes,
-              NG = m->gates;
-    const size_t img_size = (size_t)p->channels * p->height * p->width;
-    const bool lstm = p->core == RAM_CORE_LSTM;
-    int i0, i1, g0, g1, l0, l1, o0, o1, u0, u1;
-    ram_split(n, k, nt, 1, &i0, &i1);
-    ram_split(Hg, k, nt, 16, &g0, &g1);
-    ram_split(Hl, k, nt, 16, &l0, &l1);
-    ram_split(G, k, nt, 16, &o0, &o1);
-    ram_split(H, k, nt, 16, &u0, &u1);
-    const int ni = i1 - i0;
-    const bool whole_first = nt > 1 && n == 1 && D <= SMALL_RHO_FLOATS && HG <= SMALL_HGL_FLOATS &&
-                             (long)D * Hg <= SMALL_G1_FLOATS;
+    const int n = j->n, H = m->p.core_hidden, K = m->p.classes;
+    const share sh = share_of(j, k, nt);
+    const int ni = sh.i1 - sh.i0;
 
-    memset(ws->h + (size_t)i0 * H, 0, sizeof(float) * ni * H);
-    if (lstm) memset(ws->c + (size_t)i0 * H, 0, sizeof(float) * ni * H);
+    memset(ws->h + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (m->p.core == RAM_CORE_LSTM) memset(ws->c + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
     if (n < nt) ram_team_barrier(j->team); /* below, every thread reads every h_0 */
-    for (int t = 0; t < T; t++) {
-        float *ht = ws->h + (size_t)t * n * H, *hn = ht + (size_t)n * H;
-        float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
-        float *l = ws->loc + (size_t)t * n * 2;
-        float *rho = ws->rho + (size_t)t * n * D, *hgl = ws->hgl + (size_t)t * n * HG;
-        float *g = ws->g + (size_t)t * n * G;
-
-        /* Where to look: mu_t from h_{t-1} (h_0 = 0), then l_t; the glimpse.
-         * Fewer images than threads (batch 1): every thread works out the
-         * locations (the same bits; thread 0 keeps them) and extracts its
-         * rows of every patch, as one 512x512 RGB glimpse alone outweighs
-         * the layers. */
-        const float *src = j->src ? j->src + (size_t)t * n * 2 : NULL;
-        if (n < nt && n <= RAM_GEMV_MAX_ROWS) {
-            float own[3][2 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
-            float *where = k == 0 ? l : own[2];
-            locate(j, ht, n, src, k == 0 ? mupre : own[0], k == 0 ? mu : own[1], where);
-            if (whole_first) {
-                /* A small first layer: every thread also extracts the whole
-                 * glimpse and computes the whole [h_g; h_l] (thread 0 into
-                 * the workspace), two barriers fewer per glimpse. */
-                float mine[SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
-                float *r = k == 0 ? rho : mine, *hg = k == 0 ? hgl : mine + SMALL_RHO_FLOATS;
-                ram_glimpse_one(&m->sensor, j->images, p->channels, p->height, p->width,
-                                where[0] * m->range_x, where[1] * m->range_y, r);
-                linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
-                linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
-                ram_relu_forward(hg, 1, HG, HG);
-                glimpse_net_2(j, hg, g, o0, o1);
-            } else {
-                int p0, p1;
-                ram_split(m->sensor.patch, k, nt, 1, &p0, &p1);
-                for (int i = 0; p1 > p0 && i < n; i++)
-                    ram_glimpse_rows(&m->sensor, j->images + i * img_size, p->channels, p->height,
-                                     p->width, where[2 * i] * m->range_x,
-                                     where[2 * i + 1] * m->range_y, rho + (size_t)i * D, p0, p1);
-            }
-        } else if (ni > 0) {
-            locate(j, ht + (size_t)i0 * H, ni, src ? src + 2 * i0 : NULL, mupre + 2 * i0,
-                   mu + 2 * i0, l + 2 * i0);
-            for (int i = i0; i < i1; i++) {
-                /* The next image's window is on its way while this one is
-                 * summed (a 512x512 image's window is not in cache). */
-                const bool more = i + 1 < i1;
-                ram_glimpse_one_ahead(
-                    &m->sensor, j->images + i * img_size, p->channels, p->height, p->width,
-                    l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y, rho + (size_t)i * D,
-                    more ? j->images + (i + 1) * img_size : NULL,
-                    more ? l[2 * i + 2] * m->range_x : 0, more ? l[2 * i + 3] * m->range_y : 0);
-            }
-        }
-        if (!whole_first) {
+    for (int t = 0; t < m->p.glimpses; t++) {
+        const step s = step_at(j, t);
+        if (n < nt && n <= RAM_GEMV_MAX_ROWS)
+            look_together(j, &sh, &s);
+        else if (ni > 0)
+            look_apart(j, &sh, &s);
+        if (!sh.whole_first) {
             ram_team_barrier(j->team);
-
-            /* Glimpse network: [h_g; h_l] side by side in one buffer so the
-             * CONCAT form is a single GEMM over it. */
-            linear_rows(j, rho, D, n, D, RAM_T_G1_W, RAM_T_G1_B, g0, g1, hgl, HG, false);
-            linear_rows(j, l, 2, n, 2, RAM_T_L1_W, RAM_T_L1_B, l0, l1, hgl + Hg, HG, false);
-            if (nt == 1) {
-                ram_relu_forward(hgl, n, HG, HG);
-            } else {
-                ram_relu_forward(hgl + g0, n, g1 - g0, HG);
-                ram_relu_forward(hgl + Hg + l0, n, l1 - l0, HG);
-            }
-            ram_team_barrier(j->team);
-            glimpse_net_2(j, hgl, g, o0, o1);
+            glimpse_net(j, &sh, &s);
         }
         ram_team_barrier(j->team);
-
-        /* Core: units [u0, u1), i.e. those rows of each of the LSTM's four
-         * gate blocks, so that the cell update needs no other thread's rows. */
-        float *pre = lstm ? ws->gates + (size_t)t * n * NG : hn;
-        const int blocks = NG / H, whole = u0 == 0 && u1 == H;
-        for (int q = 0; q < (whole ? 1 : blocks); q++) {
-            const int r0 = whole ? 0 : q * H + u0, r1 = whole ? NG : q * H + u1;
-            linear_rows(j, g, G, n, G, RAM_T_CX_W, RAM_T_C_B, r0, r1, pre, NG, false);
-            if (t > 0) /* h_0 = 0 contributes nothing */
-                linear_rows(j, ht, H, n, H, RAM_T_CH_W, RAM_T_COUNT, r0, r1, pre, NG, true);
-        }
-        if (lstm) {
-            float *ct = ws->c + (size_t)t * n * H;
-            ram_lstm_forward_units(pre, ct, ct + (size_t)n * H, hn, n, H, u0, u1);
-        } else {
-            ram_relu_forward(hn + u0, n, u1 - u0, H);
-        }
+        core_step(j, &sh, &s);
         ram_team_barrier(j->team);
     }
     if (k != 0) return;
     /* Classifier on h_T; logits are turned into probabilities in place. */
-    const float *hT = ws->h + (size_t)T * n * H;
+    const float *hT = ws->h + (size_t)m->p.glimpses * n * H;
     linear_rows(j, hT, H, n, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, ws->probs, K, false);
     ram_softmax(ws->probs, ws->probs, n, K);
 }
