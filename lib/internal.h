@@ -314,8 +314,10 @@ typedef struct ram_ws {
 /* Runs as thread k of nt (k = 0 is the caller's thread). */
 typedef void (*ram_team_fn)(void *arg, int k, int nt);
 typedef struct ram_team ram_team;
-/* threads - 1 worker threads; threads >= 2. */
-RAM_HIDDEN ram_status ram_team_create(int threads, ram_team **out);
+/* threads - 1 worker threads; threads >= 2.  A thread that cannot be
+ * started fails with `thread_failure`, the message starting with `what`. */
+RAM_HIDDEN ram_status ram_team_create(int threads, ram_status thread_failure, const char *what,
+                                      ram_team **out);
 RAM_HIDDEN void ram_team_free(ram_team *t);
 /* 1 for NULL */
 RAM_HIDDEN int ram_team_size(const ram_team *t);
@@ -375,7 +377,51 @@ RAM_HIDDEN void ram_baseline_forward(const struct ram_policy *pol, const float *
 RAM_HIDDEN double ram_baseline_backward(const struct ram_policy *pol, const float *h, int n,
                                         const float *b, const float *R, float norm, float *gbw);
 
-/* ---- serialization (serialize.c) ---- */
+/* Returns of one image that earned `reward`: R[t * stride] =
+ * discount^(steps - 1 - t) * reward for t = 0 .. steps - 1
+ * (ram_policy_returns() is this with stride 1, image after image). */
+RAM_HIDDEN void ram_policy_return_row(const struct ram_policy *pol, float reward, float *R,
+                                      size_t stride);
+/* The Gaussian policy's REINFORCE surrogate, for the loss the trainer
+ * reports: subtracts alpha (R_i - b_i) log N(l_i; mu_i, std^2 I) from *sum
+ * for each of the n rows of d coordinates, in order. */
+RAM_HIDDEN void ram_reinforce_gaussian_surrogate(const float *l, const float *mu, int n, int d,
+                                                 float std, const float *R, const float *b,
+                                                 float alpha, double *sum);
+
+/* ---- optimizers (optim.c) ---- */
+
+/* An optimizer's state over n weights (the model's, then the baseline's). */
+typedef struct ram_optim {
+    ram_trainer_params p;
+    size_t n;
+    float *m1, *m2; /* Adam's moments; SGD's velocity in m1 (m2 stays zero) */
+    float *avg;     /* moving average of the first n_avg weights, or NULL */
+    size_t n_avg;
+    long step; /* updates made */
+} ram_optim;
+
+/* The optimizer's fields of p, checked; `what` starts the message. */
+RAM_HIDDEN ram_status ram_optim_validate(const ram_trainer_params *p, const char *what);
+/* Zero moments; the average (when p->average_decay > 0) starts at w[0 .. n_avg). */
+RAM_HIDDEN ram_status ram_optim_init(ram_optim *o, const ram_trainer_params *p, size_t n,
+                                     const float *w, size_t n_avg);
+RAM_HIDDEN void ram_optim_release(ram_optim *o);
+/* The learning rate of the next update (linear decay over decay_steps). */
+RAM_HIDDEN float ram_optim_lr(const ram_optim *o);
+/* The fraction by which the average moves toward the weights at this step. */
+RAM_HIDDEN float ram_optim_average_rate(const ram_optim *o);
+/* One update of the n weights w at offset `off` of the state, gradient g
+ * scaled by `scale` (clipping); `decay` scales w first (decoupled weight
+ * decay, AdamW's order), in the same pass: w * 1 is w, so without decay
+ * the bits are those of a plain step.  A non-NULL avg then moves toward
+ * the new w by a fraction a, also in the same pass. */
+RAM_HIDDEN void ram_optim_update(const ram_optim *o, float *w, const float *g, size_t n, size_t off,
+                                 float lr, float scale, float decay, float *avg, float a);
+/* sum g_i^2 in double, in a fixed order. */
+RAM_HIDDEN double ram_squared_norm(const float *g, size_t n);
+
+/* ---- serialization (file.c: the container; serialize.c: models, checkpoints) ---- */
 
 /* A growable little-endian byte buffer used to build files. */
 typedef struct ram_buf {
@@ -422,5 +468,23 @@ RAM_HIDDEN void ram_model_serialize(const struct ram_model *m, ram_buf *b);
 RAM_HIDDEN ram_status ram_model_deserialize(const unsigned char *data, size_t len,
                                             struct ram_model **out);
 RAM_HIDDEN uint32_t ram_crc32(const unsigned char *p, size_t n);
+
+/* What a trainer's checkpoint holds, where it lives in the trainer: the
+ * model, the policy (baseline weights, sampling generator), the optimizer
+ * (with the weights' average) and the shuffling generator. */
+typedef struct ram_checkpoint {
+    struct ram_model *m;
+    struct ram_policy *pol;
+    ram_optim *opt;
+    ram_rng *shuffle;
+} ram_checkpoint;
+
+RAM_HIDDEN ram_status ram_checkpoint_save(const ram_checkpoint *c, const char *path,
+                                          const void *user, size_t user_len);
+/* Parse a verified checkpoint image and, only if all of it fits c, commit
+ * it into c; `name` names the source in messages. */
+RAM_HIDDEN ram_status ram_checkpoint_load(const ram_checkpoint *c, const unsigned char *data,
+                                          size_t len, const char *name, void *user, size_t user_cap,
+                                          size_t *user_len);
 
 #endif

@@ -167,14 +167,29 @@ ram_status ram_policy_returns(const ram_policy *pol, const int *pred, const int 
     if (!pol || !pred || !label || !R || n < 0)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_returns: NULL argument or n < 0");
     const int T = pol->p.steps;
-    for (int i = 0; i < n; i++) {
-        float r = pred[i] == label[i] ? 1.0f : 0.0f;
-        for (int t = T - 1; t >= 0; t--) {
-            R[(size_t)i * T + t] = r;
-            r *= pol->p.discount;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        ram_policy_return_row(pol, pred[i] == label[i] ? 1.0f : 0.0f, R + (size_t)i * T, 1);
     return RAM_OK;
+}
+
+void ram_policy_return_row(const struct ram_policy *pol, float reward, float *R, size_t stride) {
+    float r = reward;
+    for (int t = pol->p.steps - 1; t >= 0; t--) {
+        R[(size_t)t * stride] = r;
+        r *= pol->p.discount;
+    }
+}
+
+void ram_reinforce_gaussian_surrogate(const float *l, const float *mu, int n, int d, float std,
+                                      const float *R, const float *b, float alpha, double *sum) {
+    for (int i = 0; i < n; i++) {
+        double logp = 0;
+        for (int k = 0; k < d; k++) {
+            double z = (l[(size_t)i * d + k] - mu[(size_t)i * d + k]) / std;
+            logp += -0.5 * z * z - log(std) - 0.91893853320467274; /* log sqrt(2 pi) */
+        }
+        *sum -= alpha * (R[i] - b[i]) * logp;
+    }
 }
 
 void ram_baseline_forward(const struct ram_policy *pol, const float *h, int n, float *b) {

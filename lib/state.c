@@ -67,7 +67,8 @@ ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threa
     st->max_batch = max_batch;
     const bool sliced = threads > 1 && max_batch > ROW_SPLIT_MAX;
     ram_status s = ram_ws_init(&st->ws, m, sliced ? ROW_SPLIT_MAX : max_batch, false);
-    if (!s && threads > 1) s = ram_team_create(threads, &st->team);
+    if (!s && threads > 1)
+        s = ram_team_create(threads, RAM_ERR_OUT_OF_MEMORY, "state_create", &st->team);
     if (!s) s = ram_cols_init(&st->cols, m);
     if (!s && sliced) {
         /* calloc'ed workspaces are all-NULL, so freeing a half-made set is safe */

@@ -1,6 +1,7 @@
 /* A team of threads that run one function together, with barriers between
- * the phases of that function: the fork-join pool behind threaded inference
- * states (ram_state_create_threads).
+ * the phases of that function: the library's one thread pool, behind
+ * threaded inference states (ram_state_create_threads) and the trainer's
+ * data-parallel workers.
  *
  * Batch-1 inference is a chain of small layers (a few microseconds each), so
  * the hand-offs must cost far less than a mutex and condition-variable round
@@ -108,13 +109,14 @@ void ram_team_free(ram_team *t) {
     free(t);
 }
 
-ram_status ram_team_create(int threads, ram_team **out) {
+ram_status ram_team_create(int threads, ram_status thread_failure, const char *what,
+                           ram_team **out) {
     ram_team *t = calloc(1, sizeof *t);
     worker *w = calloc((size_t)threads, sizeof *w);
     if (!t || !w) {
         free(t);
         free(w);
-        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "state: out of memory");
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     t->nt = threads;
     t->w = w;
@@ -127,20 +129,20 @@ ram_status ram_team_create(int threads, ram_team **out) {
     if (pthread_mutex_init(&t->mu, NULL)) {
         free(w);
         free(t);
-        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "state: cannot create a mutex");
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: cannot create a mutex", what);
     }
     if (pthread_cond_init(&t->wake, NULL)) {
         pthread_mutex_destroy(&t->mu);
         free(w);
         free(t);
-        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "state: cannot create a condition variable");
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: cannot create a condition variable", what);
     }
     for (int k = 1; k < threads; k++) {
         w[k].team = t;
         w[k].k = k;
         if (pthread_create(&w[k].thread, NULL, worker_main, &w[k])) {
             ram_team_free(t);
-            return ram_fail(RAM_ERR_OUT_OF_MEMORY, "state: cannot start worker thread %d of %d", k,
+            return ram_fail(thread_failure, "%s: cannot start worker thread %d of %d", what, k,
                             threads - 1);
         }
         t->started = k;
