@@ -147,6 +147,61 @@ void ram_glimpse_prefetch(const struct ram_glimpse *g, const float *img, int c, 
         prefetch_block(img + (size_t)ch * h * w, w, r0, r1, c0, c1);
 }
 
+/* Row i of one scale's patch of one channel into o (P cells): cell (i, j)
+ * covers rows [y0 + i*side/P, y0 + (i+1)*side/P) and columns [xb[j],
+ * xb[j + 1]): exact average pooling when P divides side, area pooling
+ * otherwise; pixels outside the image count as zeros. */
+static inline void pool_row(const float *plane, int h, int w, const long *xb, int P, int side,
+                            long y0, int i, float *o) {
+    long r0 = y0 + (long)i * side / P, r1 = y0 + (long)(i + 1) * side / P;
+    const long rows = r1 - r0;
+    if (r0 < 0) r0 = 0;
+    if (r1 > h) r1 = h;
+    if (side == P) {
+        /* One pixel per cell.  0 + pixel is what the sum below
+         * gives (a -0 pixel reads as +0): the same bits. */
+        const float *row = plane + (size_t)(r0 < r1 ? r0 : 0) * w;
+        for (int j = 0; j < P; j++)
+            o[j] = r0 < r1 && xb[j] >= 0 && xb[j] < w ? 0.0f + row[xb[j]] : 0.0f;
+        return;
+    }
+    const bool rows_inside = rows > 0 && r0 == r1 - rows;
+    for (int j = 0; j < P; j++) {
+        const long cols = xb[j + 1] - xb[j];
+        if (rows_inside && cols == rows && xb[j] >= 0 && xb[j + 1] <= w) {
+            /* A whole f x f cell inside the image (the usual case):
+             * the loops below with f known, unrolled. */
+            const float *cell = plane + (size_t)r0 * w + xb[j];
+            float sum;
+            switch (rows) {
+            case 2:
+                sum = cell_sum(cell, w, 2);
+                break;
+            case 4:
+                sum = cell_sum(cell, w, 4);
+                break;
+            case 8:
+                sum = cell_sum(cell, w, 8);
+                break;
+            default:
+                sum = cell_sum(cell, w, (int)rows);
+                break;
+            }
+            o[j] = sum / ((float)rows * (float)cols);
+            continue;
+        }
+        const long c0 = xb[j] < 0 ? 0 : xb[j], c1 = xb[j + 1] > w ? w : xb[j + 1];
+        float sum = 0.0f;
+        for (long r = r0; r < r1; r++)
+            for (long cc = c0; cc < c1; cc++)
+                sum += plane[(size_t)r * w + cc];
+        /* The area as a float product of exact factors: the
+         * correctly rounded rows * cols, the bits a long product
+         * gave, without overflowing a 32-bit long. */
+        o[j] = rows > 0 && cols > 0 ? sum / ((float)rows * (float)cols) : 0.0f;
+    }
+}
+
 /* ram_glimpse_rows(), and while the widest square's cell rows are summed,
  * the same cell rows of `next`'s widest square at (nx, ny) are asked for
  * (NULL: none). */
@@ -180,56 +235,7 @@ static void glimpse_rows(const struct ram_glimpse *g, const float *img, int c, i
                     cell_band(g, h, ny0, i, &a, &b);
                     prefetch_block(next + (size_t)ch * h * w, w, a, b, nc0, nc1);
                 }
-                /* Cell i covers rows [y0 + i*side/P, y0 + (i+1)*side/P): exact
-                 * average pooling when P divides side, area pooling otherwise. */
-                long r0 = y0 + (long)i * side / P, r1 = y0 + (long)(i + 1) * side / P;
-                const long rows = r1 - r0;
-                if (r0 < 0) r0 = 0;
-                if (r1 > h) r1 = h;
-                if (side == P) {
-                    /* One pixel per cell.  0 + pixel is what the sum below
-                     * gives (a -0 pixel reads as +0): the same bits. */
-                    const float *row = plane + (size_t)(r0 < r1 ? r0 : 0) * w;
-                    for (int j = 0; j < P; j++)
-                        o[i * P + j] =
-                            r0 < r1 && xb[j] >= 0 && xb[j] < w ? 0.0f + row[xb[j]] : 0.0f;
-                    continue;
-                }
-                const bool rows_inside = rows > 0 && r0 == r1 - rows;
-                for (int j = 0; j < P; j++) {
-                    const long cols = xb[j + 1] - xb[j];
-                    if (rows_inside && cols == rows && xb[j] >= 0 && xb[j + 1] <= w) {
-                        /* A whole f x f cell inside the image (the usual case):
-                         * the loops below with f known, unrolled. */
-                        const float *cell = plane + (size_t)r0 * w + xb[j];
-                        float sum;
-                        switch (rows) {
-                        case 2:
-                            sum = cell_sum(cell, w, 2);
-                            break;
-                        case 4:
-                            sum = cell_sum(cell, w, 4);
-                            break;
-                        case 8:
-                            sum = cell_sum(cell, w, 8);
-                            break;
-                        default:
-                            sum = cell_sum(cell, w, (int)rows);
-                            break;
-                        }
-                        o[i * P + j] = sum / ((float)rows * (float)cols);
-                        continue;
-                    }
-                    const long c0 = xb[j] < 0 ? 0 : xb[j], c1 = xb[j + 1] > w ? w : xb[j + 1];
-                    float sum = 0.0f;
-                    for (long r = r0; r < r1; r++)
-                        for (long cc = c0; cc < c1; cc++)
-                            sum += plane[(size_t)r * w + cc];
-                    /* The area as a float product of exact factors: the
-                     * correctly rounded rows * cols, the bits a long product
-                     * gave, without overflowing a 32-bit long. */
-                    o[i * P + j] = rows > 0 && cols > 0 ? sum / ((float)rows * (float)cols) : 0.0f;
-                }
+                pool_row(plane, h, w, xb, P, side, y0, i, o + i * P);
             }
         }
     }

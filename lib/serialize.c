@@ -200,112 +200,127 @@ ram_status ram_checkpoint_save(const ram_checkpoint *t, const char *path, const 
     return ram_file_finish_and_write(&file, path);
 }
 
-ram_status ram_checkpoint_load(const ram_checkpoint *t, const unsigned char *data, size_t len,
-                               const char *name, void *user, size_t user_cap, size_t *user_len) {
-    ram_status s;
-    struct ram_model *m = NULL;
-    float *m1 = NULL, *m2 = NULL, *bw = NULL, *avg = NULL;
-    ram_policy *pol = t->pol;
-    const size_t nopt = t->m->n_params + pol->n_bw;
-    ram_reader pc, oc, uc;
-    if ((s = ram_model_deserialize(data, len, &m))) goto done;
-    if (!ram_file_find(data, len, RAM_TAG('P', 'L', 'C', 'Y'), &pc) ||
-        !ram_file_find(data, len, RAM_TAG('O', 'P', 'T', 'M'), &oc) ||
-        !ram_file_find(data, len, RAM_TAG('U', 'S', 'E', 'R'), &uc)) {
-        s = ram_fail(RAM_ERR_FORMAT, "%s: a model file, not a checkpoint", name);
-        goto done;
-    }
-    if (!ram_model_same_arch(&m->p, &t->m->p) || m->n_params != t->m->n_params) {
-        s = ram_fail(RAM_ERR_MISMATCH,
-                     "%s: the checkpoint's architecture differs from the trainer's", name);
-        goto done;
-    }
-    uint32_t btype = ram_rd_u32(&pc);
-    uint64_t nbw = ram_rd_u64(&pc);
-    if (pc.bad || btype != (uint32_t)pol->p.baseline || nbw != pol->n_bw) {
-        s = ram_fail(RAM_ERR_MISMATCH, "%s: the checkpoint's baseline differs from the policy's",
-                     name);
-        goto done;
-    }
-    bw = malloc(sizeof(float) * (nbw + 1));
-    m1 = malloc(sizeof(float) * nopt);
-    m2 = malloc(sizeof(float) * nopt);
-    if (!bw || !m1 || !m2) {
-        s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "load_checkpoint: out of memory");
-        goto done;
-    }
+/* A checkpoint's state, parsed and checked, before it is committed. */
+typedef struct parsed {
+    struct ram_model *m;
+    float *m1, *m2, *bw, *avg;
     ram_rng prng, trng;
-    ram_rd_floats(&pc, bw, nbw);
-    bool rng_ok = get_rng(&pc, &prng);
-    uint32_t opt = ram_rd_u32(&oc);
-    uint64_t step = ram_rd_u64(&oc);
-    rng_ok &= get_rng(&oc, &trng);
-    uint64_t n = ram_rd_u64(&oc);
-    if (pc.bad || oc.bad || step > (uint64_t)LONG_MAX) { /* no trainer takes that many steps */
-        s = ram_fail(RAM_ERR_FORMAT, "%s: the checkpoint's policy or optimizer state is damaged",
-                     name);
-        goto done;
-    }
-    if (n != nopt || opt != (uint32_t)t->opt->p.optimizer) {
-        s = ram_fail(RAM_ERR_MISMATCH,
-                     "%s: the checkpoint's policy or optimizer state does not fit this trainer",
-                     name);
-        goto done;
-    }
-    if (!ram_rd_floats(&oc, m1, nopt) || !ram_rd_floats(&oc, m2, nopt)) {
-        s = ram_fail(RAM_ERR_FORMAT, "%s: optimizer state is short", name);
-        goto done;
-    }
+    uint64_t step;
+    ram_reader user;
+} parsed;
+
+static void parsed_free(parsed *q) {
+    ram_model_free(q->m);
+    free(q->bw);
+    free(q->m1);
+    free(q->m2);
+    free(q->avg);
+}
+
+/* PLCY (baseline weights, sampling generator) and OPTM (step, shuffling
+ * generator, moments), checked against the trainer. */
+static ram_status parse_policy_optim(const ram_checkpoint *t, ram_reader *pc, ram_reader *oc,
+                                     parsed *q, const char *name) {
+    const ram_policy *pol = t->pol;
+    const size_t nopt = t->m->n_params + pol->n_bw;
+    uint32_t btype = ram_rd_u32(pc);
+    uint64_t nbw = ram_rd_u64(pc);
+    if (pc->bad || btype != (uint32_t)pol->p.baseline || nbw != pol->n_bw)
+        return ram_fail(RAM_ERR_MISMATCH, "%s: the checkpoint's baseline differs from the policy's",
+                        name);
+    q->bw = malloc(sizeof(float) * (nbw + 1));
+    q->m1 = malloc(sizeof(float) * nopt);
+    q->m2 = malloc(sizeof(float) * nopt);
+    if (!q->bw || !q->m1 || !q->m2)
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "load_checkpoint: out of memory");
+    ram_rd_floats(pc, q->bw, nbw);
+    bool rng_ok = get_rng(pc, &q->prng);
+    uint32_t opt = ram_rd_u32(oc);
+    q->step = ram_rd_u64(oc);
+    rng_ok &= get_rng(oc, &q->trng);
+    uint64_t n = ram_rd_u64(oc);
+    if (pc->bad || oc->bad || q->step > (uint64_t)LONG_MAX) /* no trainer takes that many steps */
+        return ram_fail(RAM_ERR_FORMAT, "%s: the checkpoint's policy or optimizer state is damaged",
+                        name);
+    if (n != nopt || opt != (uint32_t)t->opt->p.optimizer)
+        return ram_fail(RAM_ERR_MISMATCH,
+                        "%s: the checkpoint's policy or optimizer state does not fit this trainer",
+                        name);
+    if (!ram_rd_floats(oc, q->m1, nopt) || !ram_rd_floats(oc, q->m2, nopt))
+        return ram_fail(RAM_ERR_FORMAT, "%s: optimizer state is short", name);
     /* What ram_model_deserialize checks for the weights, for the rest of the
      * state: a NaN here would only surface steps later as a diverged run. */
     bool m2_ok = true;
     for (size_t i = 0; i < nopt; i++)
-        m2_ok &= m2[i] >= 0; /* Adam's second moment; SGD keeps zeros; false for NaN */
-    if (!rng_ok || !all_finite(bw, nbw) || !all_finite(m1, nopt) || !m2_ok ||
-        !all_finite(m2, nopt)) {
-        s = ram_fail(RAM_ERR_FORMAT,
-                     "%s: impossible random-number state, or non-finite baseline or optimizer "
-                     "values",
-                     name);
+        m2_ok &= q->m2[i] >= 0; /* Adam's second moment; SGD keeps zeros; false for NaN */
+    if (!rng_ok || !all_finite(q->bw, nbw) || !all_finite(q->m1, nopt) || !m2_ok ||
+        !all_finite(q->m2, nopt))
+        return ram_fail(RAM_ERR_FORMAT,
+                        "%s: impossible random-number state, or non-finite baseline or optimizer "
+                        "values",
+                        name);
+    return RAM_OK;
+}
+
+/* AVRG, when the trainer keeps an average: the file's, or one that starts
+ * from its weights. */
+static ram_status parse_average(const ram_checkpoint *t, const unsigned char *data, size_t len,
+                                parsed *q, const char *name) {
+    if (!t->opt->avg) return RAM_OK;
+    const size_t np = q->m->n_params;
+    ram_reader ac;
+    if (!(q->avg = malloc(sizeof(float) * np)))
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "load_checkpoint: out of memory");
+    if (!ram_file_find(data, len, RAM_TAG('A', 'V', 'R', 'G'), &ac)) {
+        memcpy(q->avg, q->m->w, sizeof(float) * np);
+        return RAM_OK;
+    }
+    const uint64_t na = ram_rd_u64(&ac);
+    if (ac.bad || na != np || !ram_rd_floats(&ac, q->avg, np) || !all_finite(q->avg, np))
+        return ram_fail(RAM_ERR_FORMAT,
+                        "%s: the weights' average is short, of the wrong size or not finite", name);
+    return RAM_OK;
+}
+
+/* Everything checked: into the trainer. */
+static void commit(const ram_checkpoint *t, const parsed *q, void *user, size_t user_cap,
+                   size_t *user_len) {
+    ram_policy *pol = t->pol;
+    const size_t np = q->m->n_params, nopt = t->m->n_params + pol->n_bw;
+    memcpy(t->m->w, q->m->w, sizeof(float) * np);
+    ram_model_touch(t->m);
+    if (q->avg) memcpy(t->opt->avg, q->avg, sizeof(float) * np);
+    if (pol->n_bw) memcpy(pol->bw, q->bw, sizeof(float) * pol->n_bw);
+    pol->rng = q->prng;
+    *t->shuffle = q->trng;
+    t->opt->step = (long)q->step;
+    memcpy(t->opt->m1, q->m1, sizeof(float) * nopt);
+    memcpy(t->opt->m2, q->m2, sizeof(float) * nopt);
+    if (user_len) *user_len = q->user.len;
+    if (user) memcpy(user, q->user.p, q->user.len < user_cap ? q->user.len : user_cap);
+}
+
+ram_status ram_checkpoint_load(const ram_checkpoint *t, const unsigned char *data, size_t len,
+                               const char *name, void *user, size_t user_cap, size_t *user_len) {
+    parsed q = {0};
+    ram_reader pc, oc;
+    ram_status s = ram_model_deserialize(data, len, &q.m);
+    if (s) goto done;
+    if (!ram_file_find(data, len, RAM_TAG('P', 'L', 'C', 'Y'), &pc) ||
+        !ram_file_find(data, len, RAM_TAG('O', 'P', 'T', 'M'), &oc) ||
+        !ram_file_find(data, len, RAM_TAG('U', 'S', 'E', 'R'), &q.user)) {
+        s = ram_fail(RAM_ERR_FORMAT, "%s: a model file, not a checkpoint", name);
         goto done;
     }
-    if (t->opt->avg) { /* the file's average, or one that starts from its weights */
-        ram_reader ac;
-        if (!(avg = malloc(sizeof(float) * m->n_params))) {
-            s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "load_checkpoint: out of memory");
-            goto done;
-        }
-        if (ram_file_find(data, len, RAM_TAG('A', 'V', 'R', 'G'), &ac)) {
-            const uint64_t na = ram_rd_u64(&ac);
-            if (ac.bad || na != m->n_params || !ram_rd_floats(&ac, avg, m->n_params) ||
-                !all_finite(avg, m->n_params)) {
-                s = ram_fail(RAM_ERR_FORMAT,
-                             "%s: the weights' average is short, of the wrong size or not "
-                             "finite",
-                             name);
-                goto done;
-            }
-        } else {
-            memcpy(avg, m->w, sizeof(float) * m->n_params);
-        }
+    if (!ram_model_same_arch(&q.m->p, &t->m->p) || q.m->n_params != t->m->n_params) {
+        s = ram_fail(RAM_ERR_MISMATCH,
+                     "%s: the checkpoint's architecture differs from the trainer's", name);
+        goto done;
     }
-    /* Everything checked: commit. */
-    memcpy(t->m->w, m->w, sizeof(float) * m->n_params);
-    ram_model_touch(t->m);
-    if (avg) memcpy(t->opt->avg, avg, sizeof(float) * m->n_params);
-    if (nbw) memcpy(pol->bw, bw, sizeof(float) * nbw);
-    pol->rng = prng;
-    *t->shuffle = trng;
-    t->opt->step = (long)step;
-    memcpy(t->opt->m1, m1, sizeof(float) * nopt);
-    memcpy(t->opt->m2, m2, sizeof(float) * nopt);
-    if (user_len) *user_len = uc.len;
-    if (user) memcpy(user, uc.p, uc.len < user_cap ? uc.len : user_cap);
+    if ((s = parse_policy_optim(t, &pc, &oc, &q, name))) goto done;
+    if ((s = parse_average(t, data, len, &q, name))) goto done;
+    commit(t, &q, user, user_cap, user_len);
 done:
-    ram_model_free(m);
-    free(bw);
-    free(m1);
-    free(m2);
-    free(avg);
+    parsed_free(&q);
     return s;
 }
