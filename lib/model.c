@@ -44,7 +44,7 @@ void ram_model_params_init_sized(ram_model_params *p, size_t size) {
 #define CHECK_RANGE(v, lo, hi)                                                                     \
     if ((v) < (lo) || (v) > (hi))                                                                  \
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: " #v " = %ld not in [%ld, %ld]",         \
-                        (long)(v), (long)(lo), (long)(hi));
+                        (long)(int)(v), (long)(lo), (long)(hi));
 
 ram_status ram_model_validate(const ram_model_params *p) {
     CHECK_RANGE(p->channels, 1, 4096);

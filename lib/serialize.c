@@ -12,6 +12,8 @@
 
 #define TAG_ARCH RAM_TAG('A', 'R', 'C', 'H')
 #define TAG_WGHT RAM_TAG('W', 'G', 'H', 'T')
+/* The ARCH chunk of format version 1: 14 u32 and 4 f32 fields, a u64 seed. */
+#define ARCH_BYTES 80
 
 /* ---- the model ---- */
 
@@ -47,8 +49,11 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
 
 ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct ram_model **out) {
     ram_reader a, w;
-    if (!ram_file_find(data, len, TAG_ARCH, &a) || !ram_file_find(data, len, TAG_WGHT, &w))
-        return ram_fail(RAM_ERR_FORMAT, "model file: ARCH or WGHT chunk missing");
+    if (!ram_file_find(data, len, TAG_ARCH, &a))
+        return ram_fail(RAM_ERR_FORMAT, "model file: no ARCH chunk (architecture)");
+    if (a.len < ARCH_BYTES)
+        return ram_fail(RAM_ERR_FORMAT, "model file: the ARCH chunk is %zu bytes, %d expected",
+                        a.len, ARCH_BYTES);
     ram_model_params p;
     ram_model_params_init(&p);
     /* Enums and sizes are read as unsigned and range-checked by validate. */
@@ -71,13 +76,14 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
     p.loc_range_pixels = ram_rd_f32(&a);
     p.init_scale = ram_rd_f32(&a);
     p.seed = ram_rd_u64(&a);
-    if (a.bad) return ram_fail(RAM_ERR_FORMAT, "model file: ARCH chunk too short");
     ram_status s = ram_model_validate(&p);
     if (s) {
         char why[512]; /* ram_last_error() is the buffer ram_fail writes to */
         snprintf(why, sizeof why, "%s", ram_last_error());
         return ram_fail(RAM_ERR_FORMAT, "model file: bad architecture: %s", why);
     }
+    if (!ram_file_find(data, len, TAG_WGHT, &w))
+        return ram_fail(RAM_ERR_FORMAT, "model file: no WGHT chunk (weights)");
     struct ram_model layout;
     ram_model_layout(&layout, &p);
     /* Check the tensor table against the architecture before allocating. */

@@ -366,7 +366,6 @@ static ram_status check_glimpses(const ram_trainer *t, long i0, const char *what
     return RAM_OK;
 }
 
-
 static ram_status refuse_average_in(const char *what) {
     return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                     "%s: the model holds the weights' average; call ram_trainer_swap_average() "

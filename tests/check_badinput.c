@@ -409,6 +409,18 @@ START_TEST(test_sizes) {
         EXPECT(ram_trainer_create(f.m, f.pol, &tp, &t), RAM_ERR_INVALID_ARGUMENT);
         ck_assert_ptr_null(t);
     }
+    /* The message names the value that is wrong, not one that is fine. */
+    ram_trainer_params_init(&tp);
+    tp.max_batch = 100000;
+    tp.threads = 2;
+    EXPECT(ram_trainer_create(f.m, f.pol, &tp, &t), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "max_batch 100000"));
+    ck_assert_ptr_null(strstr(ram_last_error(), "threads"));
+    ram_trainer_params_init(&tp);
+    tp.threads = 300;
+    EXPECT(ram_trainer_create(f.m, f.pol, &tp, &t), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "threads 300"));
+    ck_assert_ptr_null(strstr(ram_last_error(), "max_batch"));
     same_as(&f, &s);
     report("zero, negative and too-large sizes");
     free_fix(&f);

@@ -418,6 +418,45 @@ static void write_claimed_model(const char *path, const ram_model_params *p, siz
     ck_assert_int_eq(ram_file_finish_and_write(&file, path), RAM_OK);
 }
 
+/* A short ARCH chunk, a missing WGHT chunk and a negative enum each get a
+ * message that says what is wrong with the file. */
+START_TEST(test_arch_messages) {
+    make_dir();
+    size_t len;
+    unsigned char *d = saved_model("m.ram", &len);
+    /* bound (ARCH payload word 14, at 16 + 16 + 56) = -1 as a u32, valid CRC. */
+    unsigned char *e = malloc(len);
+    memcpy(e, d, len);
+    put_u32(e + 88, 0xffffffffu);
+    fix_crc(e, len);
+    write_file(in_dir("bound.ram"), e, len);
+    ck_assert_int_eq(load_fails(in_dir("bound.ram")), RAM_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "bound = -1 not in"));
+    free(e);
+
+    /* The first 40 bytes of that ARCH payload alone, no WGHT chunk. */
+    ram_buf file = {0}, c = {0};
+    ram_file_begin(&file);
+    ram_buf_bytes(&c, d + 32, 40);
+    ram_file_chunk(&file, RAM_TAG('A', 'R', 'C', 'H'), &c);
+    ck_assert_int_eq(ram_file_finish_and_write(&file, in_dir("arch40.ram")), RAM_OK);
+    ck_assert_int_eq(load_fails(in_dir("arch40.ram")), RAM_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "ARCH chunk is 40 bytes, 80 expected"));
+
+    /* A whole ARCH chunk and no WGHT chunk. */
+    ram_buf file2 = {0};
+    ram_file_begin(&file2);
+    c.len = 0;
+    ram_buf_bytes(&c, d + 32, 80);
+    ram_file_chunk(&file2, RAM_TAG('A', 'R', 'C', 'H'), &c);
+    free(c.data);
+    ck_assert_int_eq(ram_file_finish_and_write(&file2, in_dir("nowght.ram")), RAM_OK);
+    ck_assert_int_eq(load_fails(in_dir("nowght.ram")), RAM_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "no WGHT chunk"));
+    free(d);
+}
+END_TEST
+
 START_TEST(test_absurd_sizes) {
     make_dir();
     size_t len;
@@ -613,6 +652,7 @@ static Suite *serialize_suite(void) {
     tcase_add_test(bad, test_foreign_files);
     tcase_add_test(bad, test_future_version);
     tcase_add_test(bad, test_absurd_sizes);
+    tcase_add_test(bad, test_arch_messages);
     tcase_add_test(bad, test_nonfinite_weight);
     suite_add_tcase(s, bad);
     return s;
