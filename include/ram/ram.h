@@ -16,6 +16,10 @@
  *   functions with the size of their own struct.)  The `glimpse` member
  *   embedded in ram_model_params keeps its 0.1 layout for the whole major
  *   version; new retina fields will be appended to ram_model_params itself.
+ *   The header has two parts: the API most programs use, then a marked
+ *   advanced part (threaded states, precision, the BLAS's threads, REINFORCE
+ *   building blocks, the gradient hook) whose costs may change between
+ *   releases; both keep this ABI promise.
  *
  * Errors
  *   Every function that can fail returns a ram_status.  RAM_OK is 0.  On
@@ -207,7 +211,7 @@ typedef struct ram_model_params {
     int loc_hidden;             /**< units of h_l = ReLU(Linear(l)) (128) */
     int glimpse_out;            /**< units of g (256) */
     int core_hidden;            /**< units of the recurrent state h (256) */
-    ram_core_type core;         /**< RNN (ReLU) or LSTM (RNN) */
+    ram_core_type core;         /**< the recurrent core: a ReLU RNN or an LSTM (default: RNN) */
     int glimpses;               /**< number of glimpses T (6) */
     int classes;                /**< number of classes (10) */
     ram_loc_bound bound;        /**< how the location mean is bounded (TANH) */
@@ -248,103 +252,29 @@ RAM_API size_t ram_model_param_count(const ram_model *m);
  *  (the glimpse network's second layer, the core's input weights and, with
  *  the RNN core, its recurrent weights) and enough of an image's inputs to
  *  it are zero, the layer reads only the weights of the nonzero inputs,
- *  from a column-major copy of those layers that the state keeps.  Enough
- *  is a quarter in a call of up to 8 images; in a larger call it is 5/8,
- *  and the images with fewer zeros go through one matrix product together,
- *  which is faster for them (all of the call's images do when fewer than a
- *  quarter of them have zeros enough, as with random weights).  A trained
- *  model's ReLU outputs are mostly zeros (68-85 % in the committed MNIST
- *  models), so it reads a fraction of the weights (docs/performance.md: on
- *  a Zen 1, batch 1 2.3x faster and batch 256 1.8x faster than without).
- *  Each such output is one sum over the nonzero inputs in order, so its
- *  last bits may differ from the same image's in a call whose other kernel
- *  it took.
+ *  from a column-major copy of those layers that the state keeps; the
+ *  images of a call with fewer zeros go through one matrix product
+ *  together.  How many zeros are enough is libram's choice, made from the
+ *  image alone (docs/performance.md has the figures behind it), so results
+ *  never depend on earlier calls.  A trained model's ReLU outputs are
+ *  mostly zeros, so it reads a fraction of the weights.  Each such output
+ *  is one sum over the nonzero inputs in order, so its last bits may differ
+ *  from the same image's in a call whose other kernel it took.
  *  The copy is made like ram_state_set_precision()'s: at the first call,
  *  and again after the model's weights change (a pass over those layers, no
  *  allocation).  Memory: 4 bytes per weight of those layers (0.75 MB for
  *  the paper's MNIST model), and for max_batch above 8 a buffer of
  *  max_batch x (the widest of those layers' inputs + the widest output)
  *  floats for the images gathered for the matrix product (max_batch x 512
- *  for the MNIST model); on x86-64 processors with AVX2 and FMA only, the
- *  ones that run these kernels.
+ *  for the MNIST model); only on processors whose kernels skip zeros
+ *  (x86-64 with AVX2 and FMA).
  *
  *  Errors: INVALID_ARGUMENT (NULL m or out, max_batch not in [1, 2^20]),
  *  OUT_OF_MEMORY. */
 RAM_API ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out);
 
-/** Most threads ram_state_create_threads() accepts. */
-#define RAM_STATE_MAX_THREADS 64
-
-/** As ram_state_create(), for a workspace whose classify calls are worked on
- *  by `threads` threads (1 to RAM_STATE_MAX_THREADS): threads - 1 worker
- *  threads are started here and joined by ram_state_free(); the thread that
- *  calls ram_model_classify() is the other one.  A call of up to 8 images
- *  divides every layer's outputs between the threads, so that one image
- *  (batch 1) is classified faster, not only a large batch: each thread
- *  keeps its share of the weights in its own core's cache.  A larger call
- *  gives each thread a slice of the images, in a workspace of its own.
- *
- *  Results: the same bits for every `threads` value when a call classifies
- *  8 images or fewer.  Beyond that, a slice has fewer rows than the whole
- *  batch, and BLAS may round a product of another shape differently: the
- *  last bits of probabilities may differ from a 1-thread state's.
- *
- *  Costs: the threads spin for about 100 us after each call, waiting for the
- *  next one, then sleep until it comes; inside a small call they wait for
- *  each other at four barriers per glimpse (two for one image when the
- *  first glimpse layer is small, as in the paper's MNIST model).  Memory:
- *  that of ram_state_create() for max_batch images (with its column-major
- *  copy and gather buffer), plus a workspace for 8 and max_batch x glimpses
- *  x 2 floats.  Give the threads free cores: more threads than free cores
- *  makes calls slower, not faster.  Call
- *  ram_set_blas_threads(1) at start-up so that BLAS does not start threads of
- *  its own inside these.
- *
- *  The state as a whole still belongs to one calling thread at a time.
- *  Errors: as ram_state_create(), INVALID_ARGUMENT (threads out of range),
- *  OUT_OF_MEMORY (also when a thread cannot be started). */
-RAM_API ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threads,
-                                            ram_state **out);
 /** Free an inference workspace (NULL is a no-op); joins its worker threads. */
 RAM_API void ram_state_free(ram_state *s);
-
-/** The precision of the weights a state classifies with (ram_state_set_precision()). */
-typedef enum ram_precision {
-    RAM_PRECISION_FLOAT = 0, /**< the model's float weights as they are (the default) */
-    RAM_PRECISION_HALF = 1   /**< every parameter rounded to IEEE 754 binary16 */
-} ram_precision;
-
-/**
- * Classify with this state at another precision of the weights.
- *
- * HALF: the state keeps its own copy of the model's parameters, each rounded
- * to the nearest IEEE 754 half-precision (binary16) number, and classifies
- * with those values; all arithmetic stays float.  Calls of up to 8 images
- * read the 16-bit numbers themselves: half the bytes of weights per glimpse,
- * whose streaming from cache is what bounds batch-1 latency on CPUs that
- * convert halves cheaply (on one thread, 26 % less time on a Zen 3, 12 % on
- * a Zen 4); on a Zen 1 the conversions cost more than the bytes saved
- * (1.2-1.7x the time), so measure: ram-bench's "half" rows (docs/performance.md has
- * the figures).  Larger calls multiply by the same values (held as floats
- * for their matrix products), so every batch size classifies the same
- * rounded model.  Results differ
- * from FLOAT's by that rounding (at most 2^-11 of a weight's magnitude;
- * 2^-25 absolute below 2^-14); docs/performance.md gives
- * the test error of the committed models both ways.
- *
- * The copy is made at the next ram_model_classify() or
- * ram_model_classify_ex() call, and again whenever that call's model is
- * another one or its weights have changed since (a trainer step,
- * ram_trainer_swap_average(), ram_trainer_load_checkpoint()): a pass over
- * the parameters, which allocates nothing.  That call then fails with
- * NUMERIC if a parameter's magnitude rounds beyond 65504, the largest finite
- * half.  Memory: 6 bytes per parameter (1.3 MB for the paper's MNIST model),
- * freed by setting FLOAT again.
- *
- * Errors: INVALID_ARGUMENT (NULL state, unknown precision), OUT_OF_MEMORY
- * (the state is then unchanged).
- */
-RAM_API ram_status ram_state_set_precision(ram_state *st, ram_precision precision);
 
 /**
  * Classify n images (n x C x H x W, the model's shape) with mean locations:
@@ -437,37 +367,6 @@ RAM_API void ram_policy_free(ram_policy *pol);
 /** Reseed the policy's RNG (the only randomness used by sampling). */
 RAM_API void ram_policy_seed(ram_policy *pol, uint64_t seed);
 
-/** Sample n 2-D locations l = clamp(mu + std * eps, -1, 1), eps ~ N(0, I),
- *  from the policy's own RNG.  mu and l: n x 2. */
-RAM_API ram_status ram_policy_sample(ram_policy *pol, const float *mu, int n, float *l);
-
-/**
- * The REINFORCE estimator for the Gaussian policy.  For each of the n rows
- * and d dimensions, writes the gradient of the *loss*
- *     -alpha * (R_i - b_i) * log N(x_i | mu_i, std^2)
- * with respect to mu:  dmu = -alpha * (R_i - b_i) * (x_i - mu_i) / std^2,
- * divided by `norm` (e.g. the batch size; 1 for none).  R and b: n values
- * (b may be NULL for no baseline); x, mu, dmu: n x d.
- */
-RAM_API ram_status ram_reinforce_gaussian(const float *x, const float *mu, int n, int d, float std,
-                                          const float *R, const float *b, float alpha, float norm,
-                                          float *dmu);
-/** The same for a Bernoulli unit with probability p of x = 1:
- *  d log P(x) / dp = (x - p) / (p (1 - p)); dp = -alpha (R - b) * that / norm. */
-RAM_API ram_status ram_reinforce_bernoulli(const float *x, const float *p, int n, int d,
-                                           const float *R, const float *b, float alpha, float norm,
-                                           float *dp);
-/** The same for a categorical unit over k classes given probabilities p
- *  (n x k) and the chosen class x (n): d log p_x / dp_j = [j == x] / p_x. */
-RAM_API ram_status ram_reinforce_categorical(const int *x, const float *p, int n, int k,
-                                             const float *R, const float *b, float alpha,
-                                             float norm, float *dp);
-
-/** Returns per step: R[i*steps + t] = reward_scale-free discounted return
- *  gamma^(steps-1-t) * [pred_i == label_i] for t = 0..steps-1. */
-RAM_API ram_status ram_policy_returns(const ram_policy *pol, const int *pred, const int *label,
-                                      int n, float *R);
-
 /* ---- trainer -------------------------------------------------------------- */
 
 /** The trainer's optimizer. */
@@ -538,8 +437,7 @@ RAM_API void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size);
  * here, so train_batch() allocates nothing.  Like a ram_state (see
  * ram_state_create()), the trainer keeps a column-major copy of the
  * ReLU-fed layers, remade before each step, so that the forward pass skips
- * zeros once the model leaves many (an MNIST epoch of a trained model 11 %
- * shorter on a Zen 1; a fresh model's steps are unchanged).  Errors: INVALID_ARGUMENT
+ * zeros once the model leaves many.  Errors: INVALID_ARGUMENT
  * (including a policy whose steps/hidden do not match the model), THREAD,
  * OUT_OF_MEMORY.
  */
@@ -568,37 +466,6 @@ RAM_API ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, 
  *  train_batch() (NUMERIC for a NaN/Inf pixel a glimpse read). */
 RAM_API ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels,
                                         int n, double *error);
-/**
- * A gradient hook: the reduction point for data-parallel training.
- *
- * grad: count floats, the gradient of the current step: the model's
- * parameters (in the order of the model file) followed by the baseline's
- * weights; count = ram_trainer_gradient_size().  Each entry is a mean over
- * the images of this train_batch() call, so averaging the buffers of R
- * processes that each trained on their own images gives the mean over all
- * of them, as one process with the R batches together would compute.
- * Return RAM_OK, or any other status to make train_batch() fail with it.
- */
-typedef ram_status (*ram_gradient_fn)(float *grad, size_t count, void *user);
-
-/**
- * Install a gradient hook (fn = NULL removes it).  Timing: every
- * train_batch() calls fn exactly once, on the thread that called
- * train_batch(), after the batch's gradient has been summed over the
- * trainer's threads and before it is checked for NaN/Inf, clipped and
- * applied by the optimizer.  Ownership: grad belongs to the trainer and is
- * valid only during the call; fn may read it and overwrite it in place
- * (MPI_Allreduce with MPI_IN_PLACE, then a division by the number of ranks:
- * see examples/ram-train.c built as ram-train-mpi).  fn must not call this
- * trainer.  When fn fails, train_batch() returns its status with the
- * weights, optimizer state and policy RNG unchanged.  libram itself never
- * links MPI.  Allocates the flat buffer once, here (train_batch() still
- * allocates nothing).  Errors: INVALID_ARGUMENT, OUT_OF_MEMORY.
- */
-RAM_API ram_status ram_trainer_set_gradient_hook(ram_trainer *t, ram_gradient_fn fn, void *user);
-/** Length of the gradient a hook sees: model parameters + baseline weights. */
-RAM_API size_t ram_trainer_gradient_size(const ram_trainer *t);
-
 /**
  * Exchange the model's weights with their moving average (average_decay > 0):
  * after one call the model holds the average, to evaluate, classify with or
@@ -657,7 +524,7 @@ RAM_API ram_status ram_trainer_load_checkpoint_memory(ram_trainer *t, const void
                                                       void *user, size_t user_cap,
                                                       size_t *user_len);
 
-/* ---- diagnostics and the BLAS ---------------------------------------------- */
+/* ---- diagnostics ------------------------------------------------------------ */
 
 /** Severity of a log message. */
 typedef enum ram_log_level {
@@ -676,22 +543,172 @@ typedef void (*ram_log_fn)(ram_log_level level, const char *message, void *user)
  *  ram_blas_info(). */
 RAM_API void ram_set_log_callback(ram_log_fn fn, void *user);
 
-/** Describe the CBLAS libram runs on, e.g. "OpenBLAS 0.3.21 ... Zen ...
- *  (kernels: Zen, pthreads)" (static string).  If `slow` is not NULL it
- *  receives 1 when OpenBLAS runs kernels older than the CPU (an unrecognised
- *  CPU makes OpenBLAS 0.3.21 fall back to its SSE3 kernels, 5-8x slower; the
- *  remedy is OPENBLAS_CORETYPE=HASWELL or SKYLAKEX in the environment before
- *  the program starts).  The first model created or loaded in a process runs
- *  the same check and logs a warning when it is slow. */
+/** Describe the CBLAS libram runs on: its name, version, build options
+ *  and the core type whose kernels it runs (static string).  If `slow` is
+ *  not NULL it receives 1 when OpenBLAS runs kernels older than the CPU (an
+ *  unrecognised CPU makes older OpenBLAS releases fall back to their SSE3
+ *  kernels, several times slower; the remedy is OPENBLAS_CORETYPE=HASWELL
+ *  or SKYLAKEX in the environment before the program starts).  The first model created or loaded in
+ * a process runs the same check and logs a warning when it is slow. */
 RAM_API const char *ram_blas_info(int *slow);
+
+/* ==== advanced API ==========================================================
+ *
+ * The declarations below are for callers who tune or extend libram: states
+ * whose calls are shared by several threads, reduced precision, the BLAS's
+ * own threads, the REINFORCE building blocks and the gradient hook of
+ * data-parallel training.  They keep the ABI promise of the whole header
+ * (never removed or changed within a major version, status values fixed),
+ * but what they cost, and where documented the last bits of their results,
+ * may change in any release as kernels improve.  Most programs need none
+ * of them. */
+
+/* ---- threaded states and precision ----------------------------------------- */
+
+/** Most threads ram_state_create_threads() accepts. */
+#define RAM_STATE_MAX_THREADS 64
+
+/** As ram_state_create(), for a workspace whose classify calls are worked on
+ *  by `threads` threads (1 to RAM_STATE_MAX_THREADS): threads - 1 worker
+ *  threads are started here and joined by ram_state_free(); the thread that
+ *  calls ram_model_classify() is the other one.  A call of up to 8 images
+ *  divides every layer's outputs between the threads, so that one image
+ *  (batch 1) is classified faster, not only a large batch: each thread
+ *  keeps its share of the weights in its own core's cache.  A larger call
+ *  gives each thread a slice of the images, in a workspace of its own.
+ *
+ *  Results: the same bits for every `threads` value when a call classifies
+ *  8 images or fewer.  Beyond that, a slice has fewer rows than the whole
+ *  batch, and BLAS may round a product of another shape differently: the
+ *  last bits of probabilities may differ from a 1-thread state's.
+ *
+ *  Costs: the threads spin for a short while (about 0.1 ms) after each
+ *  call, waiting for the next one, then sleep until it comes; inside a small call they wait for
+ *  each other at four barriers per glimpse (two for one image when the
+ *  first glimpse layer is small, as in the paper's MNIST model).  Memory:
+ *  that of ram_state_create() for max_batch images (with its column-major
+ *  copy and gather buffer), plus a workspace for 8 and max_batch x glimpses
+ *  x 2 floats.  Give the threads free cores: more threads than free cores
+ *  makes calls slower, not faster.  Call
+ *  ram_set_blas_threads(1) at start-up so that BLAS does not start threads of
+ *  its own inside these.
+ *
+ *  The state as a whole still belongs to one calling thread at a time.
+ *  Errors: as ram_state_create(), INVALID_ARGUMENT (threads out of range),
+ *  OUT_OF_MEMORY (also when a thread cannot be started). */
+RAM_API ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threads,
+                                            ram_state **out);
+/** The precision of the weights a state classifies with (ram_state_set_precision()). */
+typedef enum ram_precision {
+    RAM_PRECISION_FLOAT = 0, /**< the model's float weights as they are (the default) */
+    RAM_PRECISION_HALF = 1   /**< every parameter rounded to IEEE 754 binary16 */
+} ram_precision;
+
+/**
+ * Classify with this state at another precision of the weights.
+ *
+ * HALF: the state keeps its own copy of the model's parameters, each rounded
+ * to the nearest IEEE 754 half-precision (binary16) number, and classifies
+ * with those values; all arithmetic stays float.  Calls of up to 8 images
+ * read the 16-bit numbers themselves: half the bytes of weights per
+ * glimpse.  Whether that is faster depends on how cheaply the processor
+ * converts halves: measure with ram-bench's "half" rows
+ * (docs/performance.md).  Larger calls multiply by the same values (held as
+ * floats for their matrix products), so every batch size classifies the
+ * same rounded model.  Results differ from FLOAT's by that rounding (at
+ * most 2^-11 of a weight's magnitude; 2^-25 absolute below 2^-14);
+ * docs/results.md gives the test error of the committed models both ways.
+ *
+ * The copy is made at the next ram_model_classify() or
+ * ram_model_classify_ex() call, and again whenever that call's model is
+ * another one or its weights have changed since (a trainer step,
+ * ram_trainer_swap_average(), ram_trainer_load_checkpoint()): a pass over
+ * the parameters, which allocates nothing.  That call then fails with
+ * NUMERIC if a parameter's magnitude rounds beyond 65504, the largest finite
+ * half.  Memory: 6 bytes per parameter (1.3 MB for the paper's MNIST model),
+ * freed by setting FLOAT again.
+ *
+ * Errors: INVALID_ARGUMENT (NULL state, unknown precision), OUT_OF_MEMORY
+ * (the state is then unchanged).
+ */
+RAM_API ram_status ram_state_set_precision(ram_state *st, ram_precision precision);
+
+/* ---- the BLAS ------------------------------------------------------------ */
 
 /** Set the BLAS library's own thread count when it is OpenBLAS (no-op
  *  otherwise).  Process-wide; libram never calls it on its own.  libram's
  *  matrices are small (batch x 256 x 256): parallelise across batches or
  *  threads (trainer `threads`, one ram_state per thread) and call
- *  ram_set_blas_threads(1) at start-up.  With OpenBLAS's default of one
- *  thread per core, inference on a busy machine was measured 20x slower. */
+ *  ram_set_blas_threads(1) at start-up: with OpenBLAS's default of one
+ *  thread per core, its threads compete with the caller's for the cores and
+ *  small products get much slower on a busy machine. */
 RAM_API void ram_set_blas_threads(int n);
+
+/* ---- REINFORCE building blocks ---------------------------------------------- */
+
+/** Sample n 2-D locations l = clamp(mu + std * eps, -1, 1), eps ~ N(0, I),
+ *  from the policy's own RNG.  mu and l: n x 2. */
+RAM_API ram_status ram_policy_sample(ram_policy *pol, const float *mu, int n, float *l);
+
+/**
+ * The REINFORCE estimator for the Gaussian policy.  For each of the n rows
+ * and d dimensions, writes the gradient of the *loss*
+ *     -alpha * (R_i - b_i) * log N(x_i | mu_i, std^2)
+ * with respect to mu:  dmu = -alpha * (R_i - b_i) * (x_i - mu_i) / std^2,
+ * divided by `norm` (e.g. the batch size; 1 for none).  R and b: n values
+ * (b may be NULL for no baseline); x, mu, dmu: n x d.
+ */
+RAM_API ram_status ram_reinforce_gaussian(const float *x, const float *mu, int n, int d, float std,
+                                          const float *R, const float *b, float alpha, float norm,
+                                          float *dmu);
+/** The same for a Bernoulli unit with probability p of x = 1:
+ *  d log P(x) / dp = (x - p) / (p (1 - p)); dp = -alpha (R - b) * that / norm. */
+RAM_API ram_status ram_reinforce_bernoulli(const float *x, const float *p, int n, int d,
+                                           const float *R, const float *b, float alpha, float norm,
+                                           float *dp);
+/** The same for a categorical unit over k classes given probabilities p
+ *  (n x k) and the chosen class x (n): d log p_x / dp_j = [j == x] / p_x. */
+RAM_API ram_status ram_reinforce_categorical(const int *x, const float *p, int n, int k,
+                                             const float *R, const float *b, float alpha,
+                                             float norm, float *dp);
+
+/** Returns per step: R[i*steps + t] = reward_scale-free discounted return
+ *  gamma^(steps-1-t) * [pred_i == label_i] for t = 0..steps-1. */
+RAM_API ram_status ram_policy_returns(const ram_policy *pol, const int *pred, const int *label,
+                                      int n, float *R);
+
+/* ---- the gradient hook ----------------------------------------------------- */
+
+/**
+ * A gradient hook: the reduction point for data-parallel training.
+ *
+ * grad: count floats, the gradient of the current step: the model's
+ * parameters (in the order of the model file) followed by the baseline's
+ * weights; count = ram_trainer_gradient_size().  Each entry is a mean over
+ * the images of this train_batch() call, so averaging the buffers of R
+ * processes that each trained on their own images gives the mean over all
+ * of them, as one process with the R batches together would compute.
+ * Return RAM_OK, or any other status to make train_batch() fail with it.
+ */
+typedef ram_status (*ram_gradient_fn)(float *grad, size_t count, void *user);
+
+/**
+ * Install a gradient hook (fn = NULL removes it).  Timing: every
+ * train_batch() calls fn exactly once, on the thread that called
+ * train_batch(), after the batch's gradient has been summed over the
+ * trainer's threads and before it is checked for NaN/Inf, clipped and
+ * applied by the optimizer.  Ownership: grad belongs to the trainer and is
+ * valid only during the call; fn may read it and overwrite it in place
+ * (MPI_Allreduce with MPI_IN_PLACE, then a division by the number of ranks:
+ * see tools/ram-train-mpi.c).  fn must not call this
+ * trainer.  When fn fails, train_batch() returns its status with the
+ * weights, optimizer state and policy RNG unchanged.  libram itself never
+ * links MPI.  Allocates the flat buffer once, here (train_batch() still
+ * allocates nothing).  Errors: INVALID_ARGUMENT, OUT_OF_MEMORY.
+ */
+RAM_API ram_status ram_trainer_set_gradient_hook(ram_trainer *t, ram_gradient_fn fn, void *user);
+/** Length of the gradient a hook sees: model parameters + baseline weights. */
+RAM_API size_t ram_trainer_gradient_size(const ram_trainer *t);
 
 #ifdef __cplusplus
 }
