@@ -548,8 +548,9 @@ RAM_API void ram_set_log_callback(ram_log_fn fn, void *user);
  *  not NULL it receives 1 when OpenBLAS runs kernels older than the CPU (an
  *  unrecognised CPU makes older OpenBLAS releases fall back to their SSE3
  *  kernels, several times slower; the remedy is OPENBLAS_CORETYPE=HASWELL
- *  or SKYLAKEX in the environment before the program starts).  The first model created or loaded in
- * a process runs the same check and logs a warning when it is slow. */
+ *  or SKYLAKEX in the environment before the program starts).  The first
+ *  model created or loaded in a process runs the same check and logs a
+ *  warning when it is slow. */
 RAM_API const char *ram_blas_info(int *slow);
 
 /* ==== advanced API ==========================================================
