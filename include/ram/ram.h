@@ -92,11 +92,11 @@ extern "C" {
 /* ---- version ------------------------------------------------------------ */
 
 #define RAM_VERSION_MAJOR 0 /**< changes when the ABI breaks (with the SOVERSION) */
-#define RAM_VERSION_MINOR 1 /**< changes when functions or fields are added */
+#define RAM_VERSION_MINOR 2 /**< changes when functions or fields are added */
 #define RAM_VERSION_PATCH 0 /**< changes for fixes only */
 /** This header's version as MAJOR*10000 + MINOR*100 + PATCH. */
 #define RAM_VERSION_NUMBER (RAM_VERSION_MAJOR * 10000 + RAM_VERSION_MINOR * 100 + RAM_VERSION_PATCH)
-#define RAM_VERSION_STRING "0.1.0" /**< this header's version as a string */
+#define RAM_VERSION_STRING "0.2.0" /**< this header's version as a string */
 
 /** Version of the loaded library as MAJOR*10000 + MINOR*100 + PATCH; compare
  *  with RAM_VERSION_NUMBER to check that header and library agree. */

@@ -35,7 +35,7 @@ try:  # optional: arrays in and out when present
 except ImportError:  # pragma: no cover - depends on the machine
     _np = None
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Error", "RamError", "InvalidArgumentError", "OutOfMemoryError", "InputOutputError",

@@ -20,11 +20,11 @@ import os
 LIBRARY_ENV = "LIBRAM_LIBRARY"
 SONAME = "libram.so.0"
 
-# This binding follows ram.h of libram 0.1: any 0.x from 0.1.0 on has every
+# This binding follows ram.h of libram 0.2: any 0.x from 0.2.0 on has every
 # function and struct field declared here (params structs only grow at their
 # end, and struct_size tells the library how much of them we know).
 SUPPORTED_MAJOR = 0
-MIN_VERSION = (0, 1, 0)
+MIN_VERSION = (0, 2, 0)
 
 
 def _candidates():

@@ -112,7 +112,7 @@ def make_trainer():
 def test_package_version_matches_pyproject():
     with open(os.path.join(PYTHON_DIR, "pyproject.toml"), encoding="utf-8") as f:
         declared = re.search(r'^version = "([^"]+)"', f.read(), re.M).group(1)
-    assert libram.__version__ == declared == "0.1.0"
+    assert libram.__version__ == declared == "0.2.0"
 
 
 def test_library_version():
@@ -123,10 +123,10 @@ def test_library_version():
 
 
 def test_unsupported_versions_are_refused():
-    assert _capi.check_version(102, "x") == (0, 1, 2)
+    assert _capi.check_version(200, "x") == (0, 2, 0)
     assert _capi.check_version(9999, "x") == (0, 99, 99)
-    for number in (10000, 20100, 99):  # 1.0.0, 2.1.0, 0.0.99 (older than the binding)
-        with pytest.raises(ImportError, match="supports 0.x from 0.1.0"):
+    for number in (10000, 20100, 199):  # 1.0.0, 2.1.0, 0.1.99 (older than the binding)
+        with pytest.raises(ImportError, match="supports 0.x from 0.2.0"):
             _capi.check_version(number, "libram.so.0")
 
 
