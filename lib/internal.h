@@ -236,7 +236,20 @@ struct ram_model {
     /* Numbers these weights, unique in the process: a new one at creation,
      * load and every change (ram_model_touch()). */
     uint64_t version;
+    /* What the model knows of its inputs and outputs, beyond the network:
+     * the class names (NULL: none; names[k] points into names_block) and
+     * how images of another size are fitted to its canvas. */
+    char **names;
+    char *names_block;
+    ram_fit fit;
 };
+
+/* Longest class name, in bytes (the terminating NUL not counted). */
+#define RAM_MAX_CLASS_NAME 1024
+/* Check names (count = the model's classes, each 1..RAM_MAX_CLASS_NAME
+ * bytes) and put copies in m, replacing any; NULL clears them. */
+RAM_HIDDEN ram_status ram_model_put_names(struct ram_model *m, const char *const *names,
+                                          const size_t *lens, int count, const char *what);
 
 RAM_HIDDEN ram_status ram_model_validate(const ram_model_params *p);
 /* Same architecture: every field but the initialisation (seed, init_scale). */

@@ -2,6 +2,7 @@
  * layout of the weight tensors, initialisation, and the workspaces of a
  * forward and backward pass.  The passes themselves are forward.c and
  * backward.c; inference states are state.c. */
+#define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
 #include <math.h>
@@ -176,7 +177,84 @@ ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
 void ram_model_free(ram_model *m) {
     if (!m) return;
     free(m->w_block);
+    free(m->names);
+    free(m->names_block);
     free(m);
+}
+
+/* ---- what the model knows of its data ---- */
+
+ram_status ram_model_put_names(struct ram_model *m, const char *const *names, const size_t *lens,
+                               int count, const char *what) {
+    if (!names) {
+        free(m->names);
+        free(m->names_block);
+        m->names = NULL;
+        m->names_block = NULL;
+        return RAM_OK;
+    }
+    if (count != m->p.classes)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: %d names for %d classes", what, count,
+                        m->p.classes);
+    size_t total = 0;
+    for (int k = 0; k < count; k++) {
+        if (!names[k]) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: name %d is NULL", what, k);
+        const size_t len = lens[k];
+        if (len < 1 || len > RAM_MAX_CLASS_NAME || memchr(names[k], 0, len))
+            return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                            "%s: name %d is %zu bytes, or holds a NUL byte (1 to %d bytes)", what,
+                            k, len, RAM_MAX_CLASS_NAME);
+        total += len + 1;
+    }
+    char **table = malloc(sizeof *table * (size_t)count), *block = malloc(total);
+    if (!table || !block) {
+        free(table);
+        free(block);
+        return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    for (int k = 0, at = 0; k < count; k++) {
+        table[k] = block + at;
+        memcpy(block + at, names[k], lens[k]);
+        block[at + lens[k]] = 0;
+        at += (int)lens[k] + 1;
+    }
+    free(m->names);
+    free(m->names_block);
+    m->names = table;
+    m->names_block = block;
+    return RAM_OK;
+}
+
+ram_status ram_model_set_class_names(ram_model *m, const char *const *names, int count) {
+    if (!m) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_set_class_names: model is NULL");
+    if (!names) return ram_model_put_names(m, NULL, NULL, 0, "model_set_class_names");
+    if (count != m->p.classes)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_set_class_names: %d names for %d classes",
+                        count, m->p.classes);
+    size_t *lens = malloc(sizeof *lens * (size_t)count);
+    if (!lens) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "model_set_class_names: out of memory");
+    for (int k = 0; k < count; k++)
+        lens[k] = names[k] ? strnlen(names[k], RAM_MAX_CLASS_NAME + 1) : 0;
+    ram_status s = ram_model_put_names(m, names, lens, count, "model_set_class_names");
+    free(lens);
+    return s;
+}
+
+const char *ram_model_class_name(const ram_model *m, int k) {
+    if (!m || !m->names || k < 0 || k >= m->p.classes) return NULL;
+    return m->names[k];
+}
+
+ram_status ram_model_set_fit(ram_model *m, ram_fit fit) {
+    if (!m) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_set_fit: model is NULL");
+    if (fit < RAM_FIT_PAD || fit > RAM_FIT_CROP)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_set_fit: unknown fit rule %d", (int)fit);
+    m->fit = fit;
+    return RAM_OK;
+}
+
+ram_fit ram_model_fit(const ram_model *m) {
+    return m ? m->fit : RAM_FIT_PAD;
 }
 
 ram_status ram_model_get_params(const ram_model *m, ram_model_params *p) {

@@ -12,6 +12,8 @@
 
 #define TAG_ARCH RAM_TAG('A', 'R', 'C', 'H')
 #define TAG_WGHT RAM_TAG('W', 'G', 'H', 'T')
+#define TAG_CLSN RAM_TAG('C', 'L', 'S', 'N')
+#define TAG_FITR RAM_TAG('F', 'I', 'T', 'R')
 /* The ARCH chunk of format version 1: 14 u32 and 4 f32 fields, a u64 seed. */
 #define ARCH_BYTES 80
 
@@ -43,8 +45,64 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
     }
     ram_buf_floats(&c, m->w, m->n_params);
     ram_file_chunk(b, TAG_WGHT, &c);
+    /* Optional chunks, only when there is something to say: a model without
+     * them is the same file as before they existed. */
+    if (m->names) {
+        c.len = 0;
+        ram_buf_u32(&c, (uint32_t)p->classes);
+        for (int k = 0; k < p->classes; k++) {
+            const size_t len = strlen(m->names[k]);
+            ram_buf_u32(&c, (uint32_t)len);
+            ram_buf_bytes(&c, m->names[k], len);
+        }
+        ram_file_chunk(b, TAG_CLSN, &c);
+    }
+    if (m->fit != RAM_FIT_PAD) {
+        c.len = 0;
+        ram_buf_u32(&c, (uint32_t)m->fit);
+        ram_file_chunk(b, TAG_FITR, &c);
+    }
     if (c.failed) b->failed = true;
     free(c.data);
+}
+
+/* The optional CLSN (class names) and FITR (fit rule) chunks into m. */
+static ram_status read_extras(const unsigned char *data, size_t len, struct ram_model *m) {
+    ram_reader r;
+    if (ram_file_find(data, len, TAG_FITR, &r)) {
+        const uint32_t fit = ram_rd_u32(&r);
+        if (r.bad || r.pos != r.len || fit > RAM_FIT_CROP)
+            return ram_fail(RAM_ERR_FORMAT, "model file: FITR chunk of %zu bytes, rule %u", r.len,
+                            fit);
+        m->fit = (ram_fit)fit;
+    }
+    if (!ram_file_find(data, len, TAG_CLSN, &r)) return RAM_OK;
+    const uint32_t count = ram_rd_u32(&r);
+    if (r.bad || count != (uint32_t)m->p.classes)
+        return ram_fail(RAM_ERR_FORMAT, "model file: CLSN chunk names %u classes, the model has %d",
+                        count, m->p.classes);
+    const char **names = malloc(sizeof *names * count);
+    size_t *lens = malloc(sizeof *lens * count);
+    ram_status s = RAM_OK;
+    if (!names || !lens) s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "model file: out of memory");
+    for (uint32_t k = 0; !s && k < count; k++) {
+        lens[k] = ram_rd_u32(&r);
+        if (r.bad || lens[k] > r.len - r.pos) {
+            s = ram_fail(RAM_ERR_FORMAT, "model file: class name %u runs past its chunk", k);
+            break;
+        }
+        names[k] = (const char *)r.p + r.pos;
+        r.pos += lens[k];
+    }
+    if (!s && r.pos != r.len)
+        s = ram_fail(RAM_ERR_FORMAT, "model file: %zu bytes after the class names", r.len - r.pos);
+    if (!s) {
+        s = ram_model_put_names(m, names, lens, (int)count, "model file");
+        if (s == RAM_ERR_INVALID_ARGUMENT) s = RAM_ERR_FORMAT; /* a bad name is a bad file */
+    }
+    free(names);
+    free(lens);
+    return s;
 }
 
 ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct ram_model **out) {
@@ -107,6 +165,10 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
             ram_model_free(m);
             return ram_fail(RAM_ERR_FORMAT, "model file: weight %zu is not finite", i);
         }
+    if ((s = read_extras(data, len, m))) {
+        ram_model_free(m);
+        return s;
+    }
     *out = m;
     return RAM_OK;
 }

@@ -327,6 +327,58 @@ RAM_API ram_status ram_model_load(const char *path, ram_model **out);
  *  FORMAT, VERSION, CORRUPT, OUT_OF_MEMORY; `*out` is untouched on error. */
 RAM_API ram_status ram_model_load_memory(const void *data, size_t size, ram_model **out);
 
+/* ---- the model's classes and canvas ------------------------------------------- */
+
+/** Class names: what a label number means.  A model has none until they are
+ *  set; they are saved with it (model files and checkpoints) and loaded with
+ *  it.  `names`: `count` = the model's classes NUL-terminated UTF-8 strings
+ *  of 1 to 1024 bytes each (copied); NULL clears them.  Changes the model:
+ *  not while another thread uses it.  Errors: INVALID_ARGUMENT (NULL model,
+ *  count other than classes, a NULL, empty or too long name), OUT_OF_MEMORY;
+ *  on error the model's names are unchanged. */
+RAM_API ram_status ram_model_set_class_names(ram_model *m, const char *const *names, int count);
+/** The name of class k, valid until the names change or the model is freed;
+ *  NULL when the model has no names, for a NULL model or k out of range. */
+RAM_API const char *ram_model_class_name(const ram_model *m, int k);
+
+/** How an image of another size is fitted to the model's canvas (width x
+ *  height): the model stores its rule, so that whoever applies it to new
+ *  images (ram_image_fit(), the tools) fits them as its training images
+ *  were.  Glimpses are measured in pixels, so PAD, the default, keeps the
+ *  scale the model learnt. */
+typedef enum ram_fit {
+    RAM_FIT_PAD = 0,       /**< centred at its own size, zeros around; a larger
+                                image keeps its centre */
+    RAM_FIT_RESIZE = 1,    /**< resized (bilinear) to the canvas; the aspect
+                                ratio is not kept */
+    RAM_FIT_LETTERBOX = 2, /**< resized keeping the aspect ratio to fit inside
+                                the canvas, zeros around */
+    RAM_FIT_CROP = 3       /**< resized keeping the aspect ratio to cover the
+                                canvas; the centre is kept */
+} ram_fit;
+
+/** Set the model's fit rule (saved with it; a model file without one means
+ *  PAD).  Changes the model: not while another thread uses it.  Errors:
+ *  INVALID_ARGUMENT (NULL, unknown rule). */
+RAM_API ram_status ram_model_set_fit(ram_model *m, ram_fit fit);
+/** The model's fit rule (PAD for NULL). */
+RAM_API ram_fit ram_model_fit(const ram_model *m);
+
+/**
+ * Fit one image of any size and channel count to the model's input: its
+ * canvas (channels x height x width of ram_model_params) by the model's fit
+ * rule.  image: c x h x w floats (CHW); out: out_len >= channels * height *
+ * width floats.  Channels: the same count is copied; grey (1) becomes colour
+ * by repetition; colour (3, or 4 with alpha) becomes grey by the luma of
+ * ITU-R BT.601 (0.299 R + 0.587 G + 0.114 B); an alpha channel (2 = grey +
+ * alpha, 4 = RGBA) is dropped.  Resizing is bilinear on pixel centres (the
+ * image's edge pixels repeat outside it).  Reads only the image, allocates
+ * nothing; thread-safe on a shared model.  Errors: INVALID_ARGUMENT (NULL,
+ * a size < 1, a channel count it cannot convert), BUFFER_TOO_SMALL.
+ */
+RAM_API ram_status ram_image_fit(const ram_model *m, const float *image, int c, int h, int w,
+                                 float *out, size_t out_len);
+
 /* ---- location policy and REINFORCE --------------------------------------- */
 
 /** The REINFORCE baseline b_t subtracted from the return. */
