@@ -34,18 +34,29 @@ ram_status ram_policy_create(const ram_policy_params *user, const ram_model *m, 
     ram_policy_params_init(&p);
     ram_status s = ram_copy_params(&p, sizeof p, user, "policy_create");
     if (s) return s;
+    /* Only 0 asks for the model's value: a negative count is a mistake, and
+     * taking the model's for it would hide that. */
+    if (p.hidden < 0)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "policy_create: hidden %d is negative (0 takes the model's)", p.hidden);
+    if (p.steps < 0)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "policy_create: steps %d is negative (0 takes the model's)", p.steps);
     if (m) {
         if (p.std <= 0.0f) p.std = m->p.loc_std;
-        if (p.hidden <= 0) p.hidden = m->p.core_hidden;
-        if (p.steps <= 0) p.steps = m->p.glimpses;
+        if (p.hidden == 0) p.hidden = m->p.core_hidden;
+        if (p.steps == 0) p.steps = m->p.glimpses;
     }
+    const char *no_model = m ? "" : " (no model to take it from)";
     if (!(p.std >= 1e-4f && p.std <= 10.0f))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: std %g not in [1e-4, 10]%s",
-                        (double)p.std, m ? "" : " (no model to take it from)");
-    if (p.hidden < 1 || p.hidden > 1 << 20 || p.steps < 1 || p.steps > 64)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
-                        "policy_create: hidden %d / steps %d out of range (no model?)", p.hidden,
-                        p.steps);
+                        (double)p.std, no_model);
+    if (p.hidden < 1 || p.hidden > 1 << 20)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: hidden %d not in [1, %d]%s",
+                        p.hidden, 1 << 20, no_model);
+    if (p.steps < 1 || p.steps > 64)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: steps %d not in [1, 64]%s",
+                        p.steps, no_model);
     if (p.baseline < RAM_BASELINE_LINEAR || p.baseline > RAM_BASELINE_NONE)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: unknown baseline %d",
                         (int)p.baseline);
@@ -84,22 +95,51 @@ void ram_policy_seed(ram_policy *pol, uint64_t seed) {
 ram_status ram_policy_sample(ram_policy *pol, const float *mu, int n, float *l) {
     if (!pol || !mu || !l || n < 0)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_sample: NULL argument or n < 0");
-    for (size_t i = 0; i < 2 * (size_t)n; i++) {
+    /* Every mean before the first draw: a refused call leaves l and the RNG
+     * as they were. */
+    for (size_t i = 0; i < 2 * (size_t)n; i++)
         if (!isfinite(mu[i]))
             return ram_fail(RAM_ERR_NUMERIC, "policy_sample: mean %zu is not finite", i / 2);
+    for (size_t i = 0; i < 2 * (size_t)n; i++) {
         float x = mu[i] + pol->p.std * (float)ram_rng_normal(&pol->rng);
         l[i] = x < -1.0f ? -1.0f : x > 1.0f ? 1.0f : x;
     }
     return RAM_OK;
 }
 
-static ram_status check_common(const void *x, const void *p, const float *R, const void *out, int n,
-                               int d, float norm, const char *what) {
+/* What the three estimators share.  Every value they read is checked here or
+ * by them before anything is written, so that a refused call leaves the
+ * output as it was.  x_name and p_name name x and p when they are float
+ * arrays of n x d to check for NaN and Inf (NULL: not, or checked apart). */
+static ram_status check_common(const void *x, const void *p, const float *R, const float *b,
+                               const void *out, int n, int d, float alpha, float norm,
+                               const char *x_name, const char *p_name, const char *what) {
     if (!x || !p || !R || !out)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
     if (n < 0 || d < 1 || !(norm > 0.0f) || !isfinite(norm))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n %d, d %d or norm %g out of range", what, n,
                         d, (double)norm);
+    if (!isfinite(alpha))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: alpha is %s", what,
+                        isnan(alpha)   ? "NaN"
+                        : alpha > 0.0f ? "Inf"
+                                       : "-Inf");
+    const size_t rows = (size_t)n, all = (size_t)n * d;
+    const struct {
+        const float *v;
+        size_t count;
+        const char *name;
+    } in[4] = {{R, rows, "R"},
+               {b, b ? rows : 0, "b"},
+               {x, x_name ? all : 0, x_name},
+               {p, p_name ? all : 0, p_name}};
+    for (int a = 0; a < 4; a++)
+        for (size_t i = 0; i < in[a].count; i++)
+            if (!isfinite(in[a].v[i]))
+                return ram_fail(RAM_ERR_NUMERIC, "%s: %s[%zu] is %s", what, in[a].name, i,
+                                isnan(in[a].v[i])   ? "NaN"
+                                : in[a].v[i] > 0.0f ? "Inf"
+                                                    : "-Inf");
     return RAM_OK;
 }
 
@@ -110,12 +150,17 @@ static ram_status check_common(const void *x, const void *p, const float *R, con
 ram_status ram_reinforce_gaussian(const float *x, const float *mu, int n, int d, float std,
                                   const float *R, const float *b, float alpha, float norm,
                                   float *dmu) {
-    ram_status s = check_common(x, mu, R, dmu, n, d, norm, "reinforce_gaussian");
+    ram_status s =
+        check_common(x, mu, R, b, dmu, n, d, alpha, norm, "x", "mu", "reinforce_gaussian");
     if (s) return s;
     if (!(std > 0.0f) || !isfinite(std))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "reinforce_gaussian: std %g must be > 0",
                         (double)std);
     const float inv_var = 1.0f / (std * std);
+    /* Below about 5.4e-20, 1 / std^2 overflows, and x == mu would give 0 * Inf. */
+    if (!isfinite(inv_var))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "reinforce_gaussian: std %g: 1 / std^2 overflows",
+                        (double)std);
     for (int i = 0; i < n; i++) {
         float adv = R[i] - (b ? b[i] : 0.0f);
         for (int j = 0; j < d; j++) {
@@ -128,15 +173,17 @@ ram_status ram_reinforce_gaussian(const float *x, const float *mu, int n, int d,
 
 ram_status ram_reinforce_bernoulli(const float *x, const float *p, int n, int d, const float *R,
                                    const float *b, float alpha, float norm, float *dp) {
-    ram_status s = check_common(x, p, R, dp, n, d, norm, "reinforce_bernoulli");
+    ram_status s =
+        check_common(x, p, R, b, dp, n, d, alpha, norm, "x", NULL, "reinforce_bernoulli");
     if (s) return s;
+    for (size_t k = 0; k < (size_t)n * d; k++)
+        if (!(p[k] > 0.0f && p[k] < 1.0f))
+            return ram_fail(RAM_ERR_NUMERIC, "reinforce_bernoulli: p[%zu] = %g not in (0, 1)", k,
+                            (double)p[k]);
     for (int i = 0; i < n; i++) {
         float adv = R[i] - (b ? b[i] : 0.0f);
         for (int j = 0; j < d; j++) {
             size_t k = (size_t)i * d + j;
-            if (!(p[k] > 0.0f && p[k] < 1.0f))
-                return ram_fail(RAM_ERR_NUMERIC, "reinforce_bernoulli: p = %g not in (0, 1)",
-                                (double)p[k]);
             dp[k] = -alpha * adv * (x[k] - p[k]) / (p[k] * (1.0f - p[k])) / norm;
         }
     }
@@ -145,15 +192,22 @@ ram_status ram_reinforce_bernoulli(const float *x, const float *p, int n, int d,
 
 ram_status ram_reinforce_categorical(const int *x, const float *p, int n, int k, const float *R,
                                      const float *b, float alpha, float norm, float *dp) {
-    ram_status s = check_common(x, p, R, dp, n, k, norm, "reinforce_categorical");
+    ram_status s =
+        check_common(x, p, R, b, dp, n, k, alpha, norm, NULL, NULL, "reinforce_categorical");
     if (s) return s;
     for (int i = 0; i < n; i++) {
         if (x[i] < 0 || x[i] >= k)
             return ram_fail(RAM_ERR_INVALID_ARGUMENT, "reinforce_categorical: x[%d] = %d", i, x[i]);
+        /* Only the chosen class's probability is read; an infinite one would
+         * pass for a zero gradient. */
         float px = p[(size_t)i * k + x[i]];
-        if (!(px > 0.0f))
-            return ram_fail(RAM_ERR_NUMERIC, "reinforce_categorical: p of the choice is %g",
-                            (double)px);
+        if (!(px > 0.0f) || !isfinite(px))
+            return ram_fail(RAM_ERR_NUMERIC,
+                            "reinforce_categorical: p[%zu], the choice of row %d, is %g",
+                            (size_t)i * k + x[i], i, (double)px);
+    }
+    for (int i = 0; i < n; i++) {
+        float px = p[(size_t)i * k + x[i]];
         float adv = R[i] - (b ? b[i] : 0.0f);
         for (int j = 0; j < k; j++)
             dp[(size_t)i * k + j] = 0.0f;

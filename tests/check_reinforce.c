@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include "check_main.h"
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,7 +399,270 @@ START_TEST(test_policy_create) {
     p.struct_size = 0;
     ck_assert_int_eq(ram_policy_create(&p, m, &pol), RAM_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_null(pol);
+
+    /* Only 0 takes the model's value: a negative hidden or steps is refused,
+     * with or without a model, naming the field and its value. */
+    const struct {
+        int hidden, steps;
+        const char *msg;
+    } neg[] = {{5, -4, "steps -4"},
+               {-7, 3, "hidden -7"},
+               {5, INT_MIN, "steps -2147483648"},
+               {INT_MIN, 3, "hidden -2147483648"},
+               {-1, -1, "hidden -1"}};
+    ram_policy *const sentinel = (ram_policy *)&p;
+    for (size_t c = 0; c < sizeof neg / sizeof *neg; c++)
+        for (int with_model = 0; with_model < 2; with_model++) {
+            ram_policy_params_init(&p);
+            p.std = 0.1f, p.hidden = neg[c].hidden, p.steps = neg[c].steps;
+            pol = sentinel;
+            ram_clear_error();
+            ck_assert_int_eq(ram_policy_create(&p, with_model ? m : NULL, &pol),
+                             RAM_ERR_INVALID_ARGUMENT);
+            ck_assert_msg(strstr(ram_last_error(), neg[c].msg), "\"%s\" does not name %s",
+                          ram_last_error(), neg[c].msg);
+            ck_assert_ptr_eq(pol, sentinel);
+        }
+    /* Out-of-range counts name their field too. */
+    ram_policy_params_init(&p);
+    p.std = 0.1f, p.hidden = 5, p.steps = 65;
+    ck_assert_int_eq(ram_policy_create(&p, NULL, &pol), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "steps 65"));
+    p.steps = 3, p.hidden = (1 << 20) + 1;
+    ck_assert_int_eq(ram_policy_create(&p, NULL, &pol), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "hidden 1048577"));
+    /* A negative std stays documented as "the model's". */
+    ram_policy_params_init(&p);
+    p.std = -1.0f;
+    pol = NULL;
+    ck_assert_int_eq(ram_policy_create(&p, m, &pol), RAM_OK);
+    ck_assert_float_eq(pol->p.std, 0.22f);
+    ram_policy_free(pol);
     ram_model_free(m);
+}
+END_TEST
+
+/* ---- exact values: the estimators' arithmetic is pinned ---- */
+
+START_TEST(test_estimators_exact) {
+    /* Small cases whose results are exact in float. */
+    const float gx[2] = {0.75f, -0.5f}, gmu[2] = {0.25f, 0.5f}, gR[1] = {3}, gb[1] = {1};
+    float out[3];
+    /* adv 2, std^2 1/4: dmu = -2 * 2 * (x - mu) * 4 / 2 */
+    ck_assert_int_eq(ram_reinforce_gaussian(gx, gmu, 1, 2, 0.5f, gR, gb, 2, 2, out), RAM_OK);
+    ck_assert_float_eq(out[0], -4.0f);
+    ck_assert_float_eq(out[1], 8.0f);
+    const float bx[2] = {1, 0}, bp[2] = {0.25f, 0.75f}, bR[1] = {2}, bb[1] = {0.5f};
+    /* adv 1.5, p (1 - p) = 3/16 for both */
+    ck_assert_int_eq(ram_reinforce_bernoulli(bx, bp, 1, 2, bR, bb, 1, 1, out), RAM_OK);
+    ck_assert_float_eq(out[0], -6.0f);
+    ck_assert_float_eq(out[1], 6.0f);
+    const int cx[1] = {2};
+    const float cp[3] = {0.5f, 0.25f, 0.25f}, cR[1] = {1};
+    ck_assert_int_eq(ram_reinforce_categorical(cx, cp, 1, 3, cR, NULL, 3, 2, out), RAM_OK);
+    ck_assert_float_eq(out[0], 0.0f);
+    ck_assert_float_eq(out[1], 0.0f);
+    ck_assert_float_eq(out[2], -6.0f);
+
+    /* Random cases, bit for bit against the formula in the library's order
+     * of float operations, with and without a baseline. */
+    enum { N = 37, D = 3 };
+    xs_state = 2024;
+    float x[N * D], mu[N * D], p[N * D], R[N], b[N], got[N * D], want[N * D];
+    int xc[N];
+    for (int i = 0; i < N; i++) {
+        R[i] = (float)(2 * xs_uniform() - 0.5);
+        b[i] = (float)xs_uniform();
+        xc[i] = (int)(xs_uniform() * D);
+        for (int j = 0; j < D; j++) {
+            mu[i * D + j] = (float)(xs_uniform() - 0.5);
+            x[i * D + j] = (float)(mu[i * D + j] + 0.3 * xs_normal());
+            p[i * D + j] = (float)(0.01 + 0.98 * xs_uniform());
+        }
+    }
+    const float alpha = 0.7f, norm = 5.0f, std = 0.3f, inv_var = 1.0f / (std * std);
+    for (int with_b = 0; with_b < 2; with_b++) {
+        const float *bl = with_b ? b : NULL;
+        ck_assert_int_eq(ram_reinforce_gaussian(x, mu, N, D, std, R, bl, alpha, norm, got), RAM_OK);
+        for (int k = 0; k < N * D; k++) {
+            float adv = R[k / D] - (bl ? bl[k / D] : 0.0f);
+            want[k] = -alpha * adv * (x[k] - mu[k]) * inv_var / norm;
+        }
+        ck_assert_mem_eq(got, want, sizeof got);
+
+        float xb[N * D];
+        for (int k = 0; k < N * D; k++)
+            xb[k] = x[k] > mu[k] ? 1.0f : 0.0f;
+        ck_assert_int_eq(ram_reinforce_bernoulli(xb, p, N, D, R, bl, alpha, norm, got), RAM_OK);
+        for (int k = 0; k < N * D; k++) {
+            float adv = R[k / D] - (bl ? bl[k / D] : 0.0f);
+            want[k] = -alpha * adv * (xb[k] - p[k]) / (p[k] * (1.0f - p[k])) / norm;
+        }
+        ck_assert_mem_eq(got, want, sizeof got);
+
+        ck_assert_int_eq(ram_reinforce_categorical(xc, p, N, D, R, bl, alpha, norm, got), RAM_OK);
+        for (int k = 0; k < N * D; k++) {
+            int i = k / D;
+            float adv = R[i] - (bl ? bl[i] : 0.0f);
+            want[k] = k % D == xc[i] ? -alpha * adv / p[k] / norm : 0.0f;
+        }
+        ck_assert_mem_eq(got, want, sizeof got);
+    }
+}
+END_TEST
+
+/* ---- refusals: status, message, and the output as it was ---- */
+
+/* `call` must return `status` with the message `msg` (a message starting
+ * with it if `prefix`) and leave the array `out` as it was: filled with a
+ * byte pattern beforehand, compared byte for byte afterwards. */
+#define EXPECT_REFUSED(call, status, msg, prefix, out)                                             \
+    do {                                                                                           \
+        unsigned char before_[sizeof(out)];                                                        \
+        memset(out, 0xA5, sizeof(out));                                                            \
+        memcpy(before_, out, sizeof(out));                                                         \
+        ram_clear_error();                                                                         \
+        ram_status got_ = (call);                                                                  \
+        ck_assert_msg(got_ == (status), "%s: status %d (%s), want %d", #call, got_,                \
+                      ram_last_error(), (status));                                                 \
+        ck_assert_msg((prefix) ? strncmp(ram_last_error(), (msg), strlen(msg)) == 0                \
+                               : strcmp(ram_last_error(), (msg)) == 0,                             \
+                      "%s: message \"%s\", want \"%s\"", #call, ram_last_error(), (msg));          \
+        ck_assert_msg(memcmp(out, before_, sizeof(out)) == 0, "%s wrote its output", #call);       \
+    } while (0)
+
+static const float bad_values[3] = {NAN, INFINITY, -INFINITY};
+static const char *const bad_names[3] = {"NaN", "Inf", "-Inf"};
+
+/* With arr[at] = bad_values[v], `call` must refuse with "<what>: arr[at] is
+ * NaN" (or Inf, -Inf), writing nothing to `out`; arr[at] is restored. */
+#define EXPECT_NONFINITE(call, what, arr, at, v, out)                                              \
+    do {                                                                                           \
+        const float keep_ = (arr)[at];                                                             \
+        char want_[128];                                                                           \
+        (arr)[at] = bad_values[v];                                                                 \
+        snprintf(want_, sizeof want_, "%s: %s[%d] is %s", what, #arr, at, bad_names[v]);           \
+        EXPECT_REFUSED(call, RAM_ERR_NUMERIC, want_, 0, out);                                      \
+        (arr)[at] = keep_;                                                                         \
+    } while (0)
+
+START_TEST(test_gaussian_refuses_nonfinite) {
+    enum { N = 4, D = 2 };
+    float x[N * D], mu[N * D], R[N], b[N], out[N * D];
+    for (int k = 0; k < N * D; k++)
+        x[k] = 0.1f * k, mu[k] = x[k] - 0.05f;
+    x[0] = mu[0]; /* x == mu: a too small std would give 0 * Inf here */
+    for (int i = 0; i < N; i++)
+        R[i] = 1.0f, b[i] = 0.25f;
+    const char *what = "reinforce_gaussian";
+    char want[128];
+    for (int v = 0; v < 3; v++) {
+#define GAUSS(bl, alpha) ram_reinforce_gaussian(x, mu, N, D, 0.2f, R, bl, alpha, 2.0f, out)
+        EXPECT_NONFINITE(GAUSS(b, 1.0f), what, R, 3, v, out);
+        EXPECT_NONFINITE(GAUSS(NULL, 1.0f), what, R, 0, v, out);
+        EXPECT_NONFINITE(GAUSS(b, 1.0f), what, b, 2, v, out);
+        EXPECT_NONFINITE(GAUSS(b, 1.0f), what, x, 5, v, out);
+        EXPECT_NONFINITE(GAUSS(b, 1.0f), what, mu, 6, v, out);
+        snprintf(want, sizeof want, "%s: alpha is %s", what, bad_names[v]);
+        EXPECT_REFUSED(GAUSS(b, bad_values[v]), RAM_ERR_INVALID_ARGUMENT, want, 0, out);
+    }
+    /* A positive std whose square underflows. */
+    EXPECT_REFUSED(ram_reinforce_gaussian(x, mu, N, D, 1e-20f, R, b, 1.0f, 1.0f, out),
+                   RAM_ERR_INVALID_ARGUMENT, "reinforce_gaussian: std 1e-20", 1, out);
+    ck_assert_int_eq(GAUSS(b, 1.0f), RAM_OK);
+    for (int k = 0; k < N * D; k++)
+        ck_assert(isfinite(out[k]));
+#undef GAUSS
+}
+END_TEST
+
+START_TEST(test_bernoulli_refuses_before_writing) {
+    enum { N = 3, D = 2 };
+    float x[N * D] = {1, 0, 0, 1, 1, 1}, p[N * D] = {0.2f, 0.4f, 0.6f, 0.8f, 0.5f, 0.3f}, R[N],
+                b[N], out[N * D];
+    for (int i = 0; i < N; i++)
+        R[i] = 1.0f, b[i] = 0.5f;
+    const char *what = "reinforce_bernoulli";
+    char want[128];
+#define BERN(alpha) ram_reinforce_bernoulli(x, p, N, D, R, b, alpha, 3.0f, out)
+    /* A probability out of (0, 1) in the last row: the rows before it used
+     * to be written. */
+    const float bad_p[5] = {0.0f, 1.0f, -0.5f, 2.0f, NAN};
+    for (int v = 0; v < 5; v++) {
+        p[5] = bad_p[v];
+        EXPECT_REFUSED(BERN(1.0f), RAM_ERR_NUMERIC, "reinforce_bernoulli: p[5] = ", 1, out);
+    }
+    p[5] = 0.3f;
+    for (int v = 0; v < 3; v++) {
+        EXPECT_NONFINITE(BERN(1.0f), what, R, 2, v, out);
+        EXPECT_NONFINITE(BERN(1.0f), what, b, 1, v, out);
+        EXPECT_NONFINITE(BERN(1.0f), what, x, 4, v, out);
+        snprintf(want, sizeof want, "%s: alpha is %s", what, bad_names[v]);
+        EXPECT_REFUSED(BERN(bad_values[v]), RAM_ERR_INVALID_ARGUMENT, want, 0, out);
+    }
+    ck_assert_int_eq(BERN(1.0f), RAM_OK);
+#undef BERN
+}
+END_TEST
+
+START_TEST(test_categorical_refuses_before_writing) {
+    enum { N = 3, K = 3 };
+    int x[N] = {0, 2, 1};
+    float p[N * K] = {0.2f, 0.3f, 0.5f, 0.1f, 0.1f, 0.8f, 0.6f, 0.3f, 0.1f}, R[N] = {1, 0, 1},
+                b[N] = {0.5f, 0.5f, 0.5f}, out[N * K];
+    const char *what = "reinforce_categorical";
+    char want[128];
+#define CAT(alpha) ram_reinforce_categorical(x, p, N, K, R, b, alpha, 3.0f, out)
+    /* A bad choice or probability in the last row: the rows before it used
+     * to be written. */
+    x[2] = 3;
+    EXPECT_REFUSED(CAT(1.0f), RAM_ERR_INVALID_ARGUMENT, "reinforce_categorical: x[2] = 3", 0, out);
+    x[2] = -1;
+    EXPECT_REFUSED(CAT(1.0f), RAM_ERR_INVALID_ARGUMENT, "reinforce_categorical: x[2] = -1", 0, out);
+    x[2] = 1;
+    const float bad_p[4] = {0.0f, -0.1f, NAN, INFINITY};
+    for (int v = 0; v < 4; v++) {
+        p[7] = bad_p[v]; /* row 2 chose class 1 */
+        EXPECT_REFUSED(CAT(1.0f), RAM_ERR_NUMERIC,
+                       "reinforce_categorical: p[7], the choice of row 2, is ", 1, out);
+    }
+    p[7] = 0.3f;
+    for (int v = 0; v < 3; v++) {
+        EXPECT_NONFINITE(CAT(1.0f), what, R, 1, v, out);
+        EXPECT_NONFINITE(CAT(1.0f), what, b, 2, v, out);
+        snprintf(want, sizeof want, "%s: alpha is %s", what, bad_names[v]);
+        EXPECT_REFUSED(CAT(bad_values[v]), RAM_ERR_INVALID_ARGUMENT, want, 0, out);
+    }
+    /* Probabilities of classes not chosen are not read: NaN there is fine. */
+    p[0 * K + 1] = NAN;
+    ck_assert_int_eq(CAT(1.0f), RAM_OK);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < K; j++)
+            if (j == x[i])
+                ck_assert_float_eq(out[i * K + j], -(R[i] - b[i]) / p[i * K + j] / 3.0f);
+            else
+                ck_assert_float_eq(out[i * K + j], 0.0f);
+#undef CAT
+}
+END_TEST
+
+START_TEST(test_policy_sample_refuses_before_drawing) {
+    enum { N = 3 };
+    ram_policy *pol = make_policy(0.2f, 2, 1.0f, 5), *twin = make_policy(0.2f, 2, 1.0f, 5);
+    float mu[2 * N] = {0.1f, -0.2f, 0.3f, 0.0f, 0.5f, 0.0f}, l[2 * N], l2[2 * N];
+    /* A bad mean in the last row: the rows before it used to be drawn and
+     * written, and the RNG advanced. */
+    for (int v = 0; v < 3; v++) {
+        mu[5] = bad_values[v];
+        EXPECT_REFUSED(ram_policy_sample(pol, mu, N, l), RAM_ERR_NUMERIC,
+                       "policy_sample: mean 2 is not finite", 0, l);
+    }
+    mu[5] = 0.0f;
+    /* The refusals drew nothing: the stream is where its twin's is. */
+    ck_assert_int_eq(ram_policy_sample(pol, mu, N, l), RAM_OK);
+    ck_assert_int_eq(ram_policy_sample(twin, mu, N, l2), RAM_OK);
+    ck_assert_mem_eq(l, l2, sizeof l);
+    ram_policy_free(pol), ram_policy_free(twin);
 }
 END_TEST
 
@@ -492,12 +756,17 @@ static Suite *reinforce_suite(void) {
     tcase_add_test(est, test_categorical_known_gradient);
     tcase_add_test(est, test_baseline_lowers_variance);
     tcase_add_test(est, test_estimator_arguments);
+    tcase_add_test(est, test_estimators_exact);
+    tcase_add_test(est, test_gaussian_refuses_nonfinite);
+    tcase_add_test(est, test_bernoulli_refuses_before_writing);
+    tcase_add_test(est, test_categorical_refuses_before_writing);
     suite_add_tcase(s, est);
     TCase *pol = tcase_create("policy");
     tcase_add_test(pol, test_policy_sample);
     tcase_add_test(pol, test_policy_seeding);
     tcase_add_test(pol, test_policy_returns);
     tcase_add_test(pol, test_policy_create);
+    tcase_add_test(pol, test_policy_sample_refuses_before_drawing);
     tcase_add_test(pol, test_linear_baseline_gradient);
     suite_add_tcase(s, pol);
     return s;
