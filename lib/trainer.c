@@ -42,7 +42,8 @@ typedef struct worker {
     float *gbw;         /* baseline gradient */
     float *b, *R, *dmu; /* T x n baseline, returns; T x n x 2 location gradient */
     int *pred;
-    long bad; /* first image of the slice whose glimpse read a NaN/Inf pixel, or -1 */
+    long bad;           /* first image of the slice whose glimpse read a NaN/Inf pixel, or -1 */
+    bool policy_failed; /* the REINFORCE estimator refused a non-finite mean or baseline */
     double nll, sse, surrogate, correct, reward, baseline; /* sums over the slice */
     long errors;
     int i0, i1; /* the slice [i0, i1) of the current batch */
@@ -135,8 +136,9 @@ static void policy_loss(ram_trainer *t, worker *wk, const int *labels, int n) {
     ram_baseline_forward(pol, ws->h, n, wk->b);
     for (int s = 0; s < T; s++) {
         const size_t o = (size_t)s * n;
-        ram_reinforce_gaussian(ws->loc + 2 * o, ws->mu + 2 * o, n, 2, std, wk->R + o, wk->b + o,
-                               alpha, N, wk->dmu + 2 * o);
+        if (ram_reinforce_gaussian(ws->loc + 2 * o, ws->mu + 2 * o, n, 2, std, wk->R + o, wk->b + o,
+                                   alpha, N, wk->dmu + 2 * o))
+            wk->policy_failed = true;
         ram_reinforce_gaussian_surrogate(ws->loc + 2 * o, ws->mu + 2 * o, n, 2, std, wk->R + o,
                                          wk->b + o, alpha, &wk->surrogate);
         for (int i = 0; i < n; i++)
@@ -152,6 +154,7 @@ static void run_slice(ram_trainer *t, worker *wk) {
     wk->nll = wk->sse = wk->surrogate = wk->correct = wk->reward = wk->baseline = 0;
     wk->errors = 0;
     wk->bad = -1;
+    wk->policy_failed = false;
     if (n <= 0) { /* more workers than images: contribute nothing */
         if (t->training) {
             memset(wk->ws.grad, 0, sizeof(float) * m->n_params);
@@ -477,6 +480,14 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     const size_t np = t->m->n_params, nb = t->pol->n_bw;
     float *gb = t->hook ? t->flat + np : t->w[0].gbw;
     t->g = t->hook ? t->flat : t->w[0].ws.grad;
+    for (int k = 0; k < t->nw; k++)
+        if (t->w[k].policy_failed) {
+            t->pol->rng = rng_before;
+            return ram_fail(RAM_ERR_NUMERIC,
+                            "train_batch: non-finite location mean or baseline at step %ld; "
+                            "weights unchanged (lower the learning rate)",
+                            t->opt.step);
+        }
     const sums sum = sum_workers(t, gb);
     if (t->hook) {
         /* One flat buffer, so that an allreduce is one call. */

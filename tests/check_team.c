@@ -53,7 +53,7 @@ static long load_long(atomic_long *a) {
 
 static ram_team *make_team(int nt) {
     ram_team *t = NULL;
-    ck_assert_int_eq(ram_team_create(nt, &t), RAM_OK);
+    ck_assert_int_eq(ram_team_create(nt, RAM_ERR_THREAD, "test", &t), RAM_OK);
     ck_assert_ptr_nonnull(t);
     ck_assert_int_eq(ram_team_size(t), nt);
     return t;

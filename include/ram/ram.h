@@ -393,10 +393,10 @@ typedef struct ram_policy_params {
     size_t struct_size; /**< set by ram_policy_params_init() */
     float std;          /**< Gaussian std in [1e-4, 10]; <= 0 means the model's loc_std (0) */
     ram_baseline_type baseline; /**< (LINEAR) */
-    int hidden;                 /**< size of h for the LINEAR baseline; 0 = model's (0) */
-    int steps;                  /**< decisions per episode; 0 = model's glimpses (0) */
-    float reward_scale;         /**< alpha: scales the REINFORCE gradient (1) */
-    float discount;             /**< gamma: return at step t (0-based) is gamma^(T-1-t) r (1) */
+    int hidden;         /**< size of h for the LINEAR baseline; 0 = model's, negative refused (0) */
+    int steps;          /**< decisions per episode; 0 = model's glimpses, negative refused (0) */
+    float reward_scale; /**< alpha: scales the REINFORCE gradient (1) */
+    float discount;     /**< gamma: return at step t (0-based) is gamma^(T-1-t) r (1) */
     /** 1: the REINFORCE gradient trains the location network only (most
      *  PyTorch ports); 0: it also flows from mu_t back into the core and glimpse
      *  networks through time (Torch).  (1) */
@@ -409,9 +409,11 @@ typedef struct ram_policy_params {
 RAM_API void ram_policy_params_init_sized(ram_policy_params *p, size_t size);
 /** Fill the caller's ram_policy_params with defaults (passes its size). */
 #define ram_policy_params_init(p) ram_policy_params_init_sized((p), sizeof *(p))
-/** Create a policy.  With a model, zero fields of `p` take the model's values;
- *  model may be NULL when std, hidden and steps are all given.  The policy
- *  does not keep `m`. */
+/** Create a policy.  With a model, zero `hidden` and `steps` and a
+ *  non-positive `std` take the model's values; model may be NULL when std,
+ *  hidden and steps are all given.  The policy does not keep `m`.  Errors:
+ *  INVALID_ARGUMENT (negative hidden or steps, values out of range, a
+ *  missing model), OUT_OF_MEMORY. */
 RAM_API ram_status ram_policy_create(const ram_policy_params *p, const ram_model *m,
                                      ram_policy **out);
 /** Free a policy (NULL is a no-op). */
@@ -700,7 +702,8 @@ RAM_API void ram_set_blas_threads(int n);
 /* ---- REINFORCE building blocks ---------------------------------------------- */
 
 /** Sample n 2-D locations l = clamp(mu + std * eps, -1, 1), eps ~ N(0, I),
- *  from the policy's own RNG.  mu and l: n x 2. */
+ *  from the policy's own RNG.  mu and l: n x 2.  Errors: INVALID_ARGUMENT,
+ *  NUMERIC (a non-finite mu): then l and the RNG are unchanged. */
 RAM_API ram_status ram_policy_sample(ram_policy *pol, const float *mu, int n, float *l);
 
 /**
@@ -710,6 +713,12 @@ RAM_API ram_status ram_policy_sample(ram_policy *pol, const float *mu, int n, fl
  * with respect to mu:  dmu = -alpha * (R_i - b_i) * (x_i - mu_i) / std^2,
  * divided by `norm` (e.g. the batch size; 1 for none).  R and b: n values
  * (b may be NULL for no baseline); x, mu, dmu: n x d.
+ *
+ * Errors, for all three estimators: NUMERIC for a non-finite R, b, x or mu
+ * (Bernoulli: p outside (0, 1); categorical: the chosen class's p not
+ * finite and > 0; only that entry of p is read), INVALID_ARGUMENT for a
+ * NULL array, n < 0, d < 1, a non-finite alpha, norm <= 0 or not finite, or
+ * a std so small that 1 / std^2 overflows.  On failure nothing is written.
  */
 RAM_API ram_status ram_reinforce_gaussian(const float *x, const float *mu, int n, int d, float std,
                                           const float *R, const float *b, float alpha, float norm,
