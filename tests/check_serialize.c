@@ -457,6 +457,123 @@ START_TEST(test_arch_messages) {
 }
 END_TEST
 
+/* ---- class names and the fit rule ---- */
+
+START_TEST(test_names_and_fit_roundtrip) {
+    make_dir();
+    ram_model *m = small_model(RAM_CORE_RNN, RAM_GLIMPSE_ADDITIVE);
+    ck_assert_ptr_null(ram_model_class_name(m, 0));
+    ck_assert_int_eq(ram_model_fit(m), RAM_FIT_PAD);
+    size_t plain_len, named_len;
+    ck_assert_int_eq(ram_model_save(m, in_dir("plain.ram")), RAM_OK);
+    unsigned char *plain = read_file(in_dir("plain.ram"), &plain_len);
+
+    const char *names[4] = {"cat", "dog", "caf\xc3\xa9 au lait", "x"};
+    ck_assert_int_eq(ram_model_set_class_names(m, names, 4), RAM_OK);
+    ck_assert_int_eq(ram_model_set_fit(m, RAM_FIT_LETTERBOX), RAM_OK);
+    ck_assert_int_eq(ram_model_save(m, in_dir("named.ram")), RAM_OK);
+    free(read_file(in_dir("named.ram"), &named_len));
+    ck_assert_uint_gt(named_len, plain_len);
+    ram_model *back = NULL;
+    ck_assert_int_eq(ram_model_load(in_dir("named.ram"), &back), RAM_OK);
+    for (int k = 0; k < 4; k++)
+        ck_assert_str_eq(ram_model_class_name(back, k), names[k]);
+    ck_assert_ptr_null(ram_model_class_name(back, 4));
+    ck_assert_ptr_null(ram_model_class_name(back, -1));
+    ck_assert_int_eq(ram_model_fit(back), RAM_FIT_LETTERBOX);
+
+    /* Cleared names and the default rule: the very bytes of a model that never had them. */
+    ck_assert_int_eq(ram_model_set_class_names(back, NULL, 0), RAM_OK);
+    ck_assert_int_eq(ram_model_set_fit(back, RAM_FIT_PAD), RAM_OK);
+    ck_assert_int_eq(ram_model_save(back, in_dir("cleared.ram")), RAM_OK);
+    size_t cleared_len;
+    unsigned char *cleared = read_file(in_dir("cleared.ram"), &cleared_len);
+    ck_assert_uint_eq(cleared_len, plain_len);
+    ck_assert_int_eq(memcmp(cleared, plain, plain_len), 0);
+    free(cleared);
+    free(plain);
+    ram_model_free(back);
+    ram_model_free(m);
+}
+END_TEST
+
+START_TEST(test_names_refused) {
+    ram_model *m = small_model(RAM_CORE_RNN, RAM_GLIMPSE_ADDITIVE);
+    const char *good[4] = {"a", "b", "c", "d"};
+    ck_assert_int_eq(ram_model_set_class_names(m, good, 4), RAM_OK);
+    char long_name[1026];
+    memset(long_name, 'n', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = 0;
+    const char *bad[][4] = {{"a", "b", NULL, "d"}, {"a", "", "c", "d"}, {"a", "b", "c", long_name}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_int_eq(ram_model_set_class_names(m, bad[i], 4), RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_str_eq(ram_model_class_name(m, 2), "c"); /* unchanged */
+    }
+    ck_assert_int_eq(ram_model_set_class_names(m, good, 3), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_model_set_class_names(NULL, good, 4), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_model_set_fit(m, (ram_fit)4), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_model_set_fit(m, (ram_fit)-1), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_model_fit(m), RAM_FIT_PAD);
+    ram_model_free(m);
+}
+END_TEST
+
+/* A file with the model's chunks and one more, hand-made. */
+static void write_with_chunk(const char *path, uint32_t tag, const ram_buf *payload) {
+    ram_model *m = small_model(RAM_CORE_RNN, RAM_GLIMPSE_ADDITIVE);
+    ram_buf file = {0};
+    ram_file_begin(&file);
+    ram_model_serialize(m, &file);
+    ram_file_chunk(&file, tag, payload);
+    ck_assert_int_eq(ram_file_finish_and_write(&file, path), RAM_OK);
+    ram_model_free(m);
+}
+
+START_TEST(test_hostile_names_and_fit) {
+    make_dir();
+    const uint32_t CLSN = RAM_TAG('C', 'L', 'S', 'N'), FITR = RAM_TAG('F', 'I', 'T', 'R');
+    struct {
+        uint32_t count, len[4];
+        const char *bytes; /* the names' bytes, back to back */
+        size_t extra;      /* bytes appended after the names */
+        const char *says;
+    } cases[] = {
+        {3, {1, 1, 1, 0}, "abc", 0, "names 3 classes"},
+        {4, {1, 1, 1, 100}, "abcd", 0, "runs past"},
+        {4, {1, 1, 1, 1}, "abcd", 3, "after the class names"},
+        {4, {1, 0, 1, 1}, "acd", 0, "name 1"},
+        {4, {1, 2, 1, 1}, "a\0bcd", 0, "NUL"},
+        {4, {1, 1, 1, 2000}, "abcd", 0, "runs past"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ram_buf c = {0};
+        ram_buf_u32(&c, cases[i].count);
+        const char *at = cases[i].bytes;
+        for (uint32_t k = 0; k < 4 && k < cases[i].count; k++) {
+            ram_buf_u32(&c, cases[i].len[k]);
+            const size_t have = cases[i].len[k] > 4 ? 1 : cases[i].len[k];
+            ram_buf_bytes(&c, at, have);
+            at += have;
+        }
+        for (size_t e = 0; e < cases[i].extra; e++)
+            ram_buf_bytes(&c, "z", 1);
+        write_with_chunk(in_dir("names.ram"), CLSN, &c);
+        free(c.data);
+        ck_assert_int_eq(load_fails(in_dir("names.ram")), RAM_ERR_FORMAT);
+        ck_assert_msg(strstr(ram_last_error(), cases[i].says), "case %zu: %s", i, ram_last_error());
+    }
+    for (uint32_t rule = 4; rule < 6; rule++) {
+        ram_buf c = {0};
+        ram_buf_u32(&c, rule == 4 ? 4 : 1);
+        if (rule == 5) ram_buf_u32(&c, 0); /* 8 bytes */
+        write_with_chunk(in_dir("fit.ram"), FITR, &c);
+        free(c.data);
+        ck_assert_int_eq(load_fails(in_dir("fit.ram")), RAM_ERR_FORMAT);
+        ck_assert_ptr_nonnull(strstr(ram_last_error(), "FITR"));
+    }
+}
+END_TEST
+
 START_TEST(test_absurd_sizes) {
     make_dir();
     size_t len;
@@ -643,6 +760,8 @@ static Suite *serialize_suite(void) {
     TCase *rt = tcase_create("roundtrip");
     tcase_add_loop_test(rt, test_roundtrip, 0, 4); /* {RNN, LSTM} x {ADDITIVE, CONCAT} */
     tcase_add_test(rt, test_null_arguments);
+    tcase_add_test(rt, test_names_and_fit_roundtrip);
+    tcase_add_test(rt, test_names_refused);
     tcase_add_test(rt, test_atomic_save);
     tcase_add_test(rt, test_checkpoint_is_a_model_file);
     suite_add_tcase(s, rt);
@@ -653,6 +772,7 @@ static Suite *serialize_suite(void) {
     tcase_add_test(bad, test_future_version);
     tcase_add_test(bad, test_absurd_sizes);
     tcase_add_test(bad, test_arch_messages);
+    tcase_add_test(bad, test_hostile_names_and_fit);
     tcase_add_test(bad, test_nonfinite_weight);
     suite_add_tcase(s, bad);
     return s;
