@@ -12,7 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
-#include "tool_blas.h"
+#include "blas.h"
 #include "datasets.h"
 
 #include <ram/ram.h>

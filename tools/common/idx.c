@@ -1,4 +1,4 @@
-/* idx: IDX (MNIST) file reader and writer for the libram examples; see idx.h. */
+/* idx: IDX (MNIST) file reader and writer for the libram tools; see idx.h. */
 #include "idx.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* Start-up for the tools: make sure OpenBLAS runs kernels fit for the CPU. */
-#ifndef RAM_TOOL_BLAS_H
-#define RAM_TOOL_BLAS_H
+#ifndef RAM_TOOLS_BLAS_H
+#define RAM_TOOLS_BLAS_H
 
 /* Call first thing in main().  Sets one BLAS thread (libram's threads do the
  * splitting) and routes libram's warnings to stderr prefixed by the tool's

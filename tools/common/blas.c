@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "tool_blas.h"
+#include "blas.h"
 
 #include <ram/ram.h>
 

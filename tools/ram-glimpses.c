@@ -13,7 +13,7 @@
  * Uses only the public API: ram_model_classify()'s `locs` output and
  * ram_glimpse_extract() with the model's own retina parameters.
  */
-#include "tool_blas.h"
+#include "blas.h"
 #include "datasets.h"
 
 #include <ram/ram.h>

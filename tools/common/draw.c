@@ -1,0 +1,1 @@
+typedef int draw_placeholder;
