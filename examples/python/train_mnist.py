@@ -2,7 +2,7 @@
 """Train a fresh RAM on MNIST from Python for a few hundred batches and watch
 the error fall.
 
-    python3 python/examples/train_mnist.py [--data data/mnist] [--batches 500] [--out FILE]
+    python3 examples/python/train_mnist.py [--data data/mnist] [--batches 500] [--out FILE]
 
 The paper's MNIST model (6 glimpses of 8x8, RNN core), Adam at 1e-3, batches
 of 64 in an order drawn from the trainer's own RNG.  Every --every batches it

@@ -66,8 +66,7 @@ static int bad_range(const tool_info *t, const tool_opt *o, const char *v) {
     char lo[32], hi[32];
     fmt_number(o->lo, lo, sizeof lo);
     fmt_number(o->hi, hi, sizeof hi);
-    fprintf(stderr, "%s: %s %s: must be %s in [%s, %s%c\n", t->name, o->name, v,
-            o->type == OPT_INT || o->type == OPT_LONG ? "a whole number" : "a number", lo, hi,
+    fprintf(stderr, "%s: %s %s: must be in [%s, %s%c\n", t->name, o->name, v, lo, hi,
             o->flags & OPT_OPEN_HI ? ')' : ']');
     return TOOL_USAGE;
 }
@@ -79,11 +78,10 @@ static int set_choice(const tool_info *t, tool_opt *o, const char *v) {
             *(int *)o->dst = choice_value(o, k);
             return TOOL_OK;
         }
-    char list[256];
-    snprintf(list, sizeof list, "%s", o->choices);
-    for (char *p = list; *p; p++)
-        if (*p == '|') *p = ',';
-    fprintf(stderr, "%s: %s %s: must be one of %s\n", t->name, o->name, v, list);
+    fprintf(stderr, "%s: %s %s: must be one of", t->name, o->name, v);
+    for (int k = 0; choice_at(o->choices, k, word, sizeof word); k++)
+        fprintf(stderr, "%s %s", k ? "," : "", word);
+    fputc('\n', stderr);
     return TOOL_USAGE;
 }
 
@@ -165,8 +163,8 @@ static void print_help(const tool_info *t, const tool_opt *opts, size_t n) {
         const tool_opt *o = &opts[i];
         char head[96], text[1024];
         if (o->section) printf("\n%s:\n", o->section);
-        snprintf(head, sizeof head, "  %s%s%s", o->name, o->meta ? " " : "",
-                 o->meta ? o->meta : "");
+        const char *meta = o->type == OPT_CHOICE ? o->choices : o->meta;
+        snprintf(head, sizeof head, "  %s%s%s", o->name, meta ? " " : "", meta ? meta : "");
         option_text(o, text, sizeof text);
         printf("%s", head);
         wrap(stdout, text, (int)strlen(head) + 1 > 24 ? 80 : (int)strlen(head), 24);
@@ -225,9 +223,9 @@ static void print_man(const tool_info *t, const tool_opt *opts, size_t n) {
         }
         printf(".TP\n.B ");
         roff(o->name);
-        if (o->meta) {
+        if (o->meta || o->type == OPT_CHOICE) {
             printf(" \\fI");
-            roff(o->meta);
+            roff(o->type == OPT_CHOICE ? o->choices : o->meta);
             printf("\\fR");
         }
         putchar('\n');
