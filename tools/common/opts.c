@@ -78,9 +78,12 @@ static int set_choice(const tool_info *t, tool_opt *o, const char *v) {
             *(int *)o->dst = choice_value(o, k);
             return TOOL_OK;
         }
-    fprintf(stderr, "%s: %s %s: must be one of", t->name, o->name, v);
+    int count = 0;
+    while (choice_at(o->choices, count, word, sizeof word))
+        count++;
+    fprintf(stderr, "%s: %s %s: must be", t->name, o->name, v);
     for (int k = 0; choice_at(o->choices, k, word, sizeof word); k++)
-        fprintf(stderr, "%s %s", k ? "," : "", word);
+        fprintf(stderr, "%s %s", k == 0 ? "" : k + 1 == count ? " or" : ",", word);
     fputc('\n', stderr);
     return TOOL_USAGE;
 }
