@@ -76,7 +76,8 @@ int main(int argc, char **argv) {
         pthread_join(tid[t], NULL);
     for (int t = 0; t < nthreads; t++)
         if (w[t].status != RAM_OK || one.status != RAM_OK) {
-            fprintf(stderr, "classify: %s\n", ram_status_string(w[t].status ? w[t].status : one.status));
+            fprintf(stderr, "classify: %s\n",
+                    ram_status_string(w[t].status ? w[t].status : one.status));
             goto done;
         }
     if (memcmp(labels, alone, sizeof(int) * IMAGES) != 0) {

@@ -23,7 +23,8 @@ static void make_images(float *images, int *labels, int n, uint64_t seed) {
     for (int i = 0; i < n; i++) {
         float *img = images + (size_t)i * PIXELS;
         const int c = (int)(next(&seed) % CLASSES);
-        const int y0 = (c / 2) * 8 + (int)(next(&seed) % 5), x0 = (c % 2) * 8 + (int)(next(&seed) % 5);
+        const int y0 = (c / 2) * 8 + (int)(next(&seed) % 5),
+                  x0 = (c % 2) * 8 + (int)(next(&seed) % 5);
         for (int p = 0; p < PIXELS; p++)
             img[p] = (float)(next(&seed) % 64) / 255.0f; /* noise */
         for (int y = y0; y < y0 + 4; y++)
@@ -88,8 +89,8 @@ int main(int argc, char **argv) {
                 goto done;
         }
         if (check(ram_trainer_evaluate(trainer, val_x, val_y, VAL, &error), "evaluate")) goto done;
-        printf("epoch %d: validation error %5.1f%%  (nll %.3f, reward %.2f)\n", epoch,
-               100 * error, stats.nll, stats.reward);
+        printf("epoch %d: validation error %5.1f%%  (nll %.3f, reward %.2f)\n", epoch, 100 * error,
+               stats.nll, stats.reward);
     }
     rc = error < before / 2 ? 0 : 1; /* chance is 75 %: it must learn */
 done:

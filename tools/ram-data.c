@@ -57,8 +57,8 @@ static int parse(int argc, char **argv, options *o) {
          .help = "directory with the four MNIST IDX files"},
         {"--out", OPT_STRING, &o->out, .meta = "OUTDIR", .flags = OPT_REQUIRED,
          .help = "output directory (created if missing)"},
-        {"--split", OPT_CHOICE, &o->split, .choices = "test|t10k|train|val",
-         .values = split_values, .meta = "S",
+        {"--split", OPT_CHOICE, &o->split, .choices = "test|t10k|train|val", .values = split_values,
+         .meta = "S",
          .help = "test: the fixed test set of ram-eval and ram-glimpses (t10k is the same); val: "
                  "ram-train's validation set; train: ram-train's training images of one epoch"},
         {"--epoch", OPT_INT, &o->epoch, 1, 1e9, .meta = "E",
@@ -73,8 +73,8 @@ static int parse(int argc, char **argv, options *o) {
     if (r) return r;
     /* Silently ignoring these would export a different set than the user
      * thinks. */
-    if (o->split != SPLIT_TRAIN && (opts_find(t, n, "--epoch")->seen ||
-                                    opts_find(t, n, "--seed")->seen))
+    if (o->split != SPLIT_TRAIN &&
+        (opts_find(t, n, "--epoch")->seen || opts_find(t, n, "--seed")->seen))
         return opts_usage_error(&tool, "--epoch and --seed apply to --split train only");
     if (o->split == SPLIT_TEST && opts_find(t, n, "--val")->seen)
         return opts_usage_error(&tool, "--val applies to --split train and val only");
@@ -126,15 +126,15 @@ static int select_images(const options *o, int n_all, selection *sel) {
 
 /* The selected images and their labels as two IDX files in --out, whose
  * paths go to stdout. */
-static int write_set(const options *o, const selection *sel, const float *images,
-                     const int *labels, int side) {
+static int write_set(const options *o, const selection *sel, const float *images, const int *labels,
+                     int side) {
     char err[1024], img_path[4096], lab_path[4096];
     if (ensure_dir(o->out) != 0) return -1;
     const char *name = dataset_name(o->dataset);
-    int k1 = snprintf(img_path, sizeof img_path, "%s/%s-%s-images-idx3-ubyte", o->out, name,
-                      sel->name);
-    int k2 = snprintf(lab_path, sizeof lab_path, "%s/%s-%s-labels-idx1-ubyte", o->out, name,
-                      sel->name);
+    int k1 =
+        snprintf(img_path, sizeof img_path, "%s/%s-%s-images-idx3-ubyte", o->out, name, sel->name);
+    int k2 =
+        snprintf(lab_path, sizeof lab_path, "%s/%s-%s-labels-idx1-ubyte", o->out, name, sel->name);
     if (k1 < 0 || (size_t)k1 >= sizeof img_path || k2 < 0 || (size_t)k2 >= sizeof lab_path) {
         fprintf(stderr, "ram-data: output path too long\n");
         return -1;

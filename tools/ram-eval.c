@@ -138,20 +138,20 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
     const float *img = placed;
     if (placed) {
         for (int i = 0; i < count; i++)
-            (j->no_clutter ? dataset_make_uncluttered : dataset_make)(
-                j->dataset, j->images, j->n_digits, first + i, j->data_seed,
-                placed + (size_t)i * (size_t)j->pixels);
+            (j->no_clutter ? dataset_make_uncluttered
+                           : dataset_make)(j->dataset, j->images, j->n_digits, first + i,
+                                           j->data_seed, placed + (size_t)i * (size_t)j->pixels);
     } else {
         img = j->images + (size_t)first * (size_t)j->pixels;
     }
     /* Reseed per batch, not per thread, so the result depends on the seed
      * and batch size but not on how many threads ran. */
     if (pol) ram_policy_seed(pol, j->seed + (uint64_t)b * 0x9E3779B97F4A7C15ull);
-    ram_status s = testset_classify(j->model, st, j->source, pol, img, count, j->pred + first,
-                                    NULL, locs);
+    ram_status s =
+        testset_classify(j->model, st, j->source, pol, img, count, j->pred + first, NULL, locs);
     if (s != RAM_OK)
-        return job_fail(j, s,
-                        j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
+        return job_fail(
+            j, s, j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
     for (int i = 0; locs && i < count; i++)
         j->on_digit[first + i] =
             glimpses_on_digit(j, first + i, locs + (size_t)i * (size_t)j->glimpses * 2);
@@ -229,26 +229,27 @@ static int classify_all(const options *o, const testset *s, int n, int *pred, ui
     }
     double t0 = clock_seconds();
     for (int t = 0; t < nthreads; t++) {
-        jobs[t] = (job){.model = s->model,
-                        .images = s->images,
-                        .pred = pred,
-                        .on_digit = on_digit,
-                        .n = n,
-                        .batch = o->batch,
-                        .pixels = s->h * s->w,
-                        .side = s->w,
-                        .glimpses = s->mp.glimpses,
-                        .patch = s->mp.glimpse.patch,
-                        .dataset = (dataset_kind)o->set.dataset,
-                        .no_clutter = o->no_clutter,
-                        .n_digits = s->n, /* clutter comes from the whole split, even with --limit */
-                        .data_seed = s->seed,
-                        .source = (ram_loc_source)o->set.source,
-                        .precision = (ram_precision)o->precision,
-                        .seed = o->set.seed,
-                        .index = t,
-                        .stride = nthreads,
-                        .status = RAM_OK};
+        jobs[t] =
+            (job){.model = s->model,
+                  .images = s->images,
+                  .pred = pred,
+                  .on_digit = on_digit,
+                  .n = n,
+                  .batch = o->batch,
+                  .pixels = s->h * s->w,
+                  .side = s->w,
+                  .glimpses = s->mp.glimpses,
+                  .patch = s->mp.glimpse.patch,
+                  .dataset = (dataset_kind)o->set.dataset,
+                  .no_clutter = o->no_clutter,
+                  .n_digits = s->n, /* clutter comes from the whole split, even with --limit */
+                  .data_seed = s->seed,
+                  .source = (ram_loc_source)o->set.source,
+                  .precision = (ram_precision)o->precision,
+                  .seed = o->set.seed,
+                  .index = t,
+                  .stride = nthreads,
+                  .status = RAM_OK};
         if (nthreads == 1) {
             run_job(&jobs[t]); /* no thread needed: keeps the simple case simple */
             continue;

@@ -146,8 +146,8 @@ static int start_canvas(const figure *fg, const layout *L, canvas *c) {
     memset(c->px, 255, (size_t)c->w * (size_t)c->h * 3);
     clip_all(c);
     const char *in = "INPUT";
-    draw_text(c, MARGIN + (L->PW - text_width(in, HEADER_SIZE)) / 2, MARGIN, in, HEADER_SIZE,
-              DARK, 0, WHITE);
+    draw_text(c, MARGIN + (L->PW - text_width(in, HEADER_SIZE)) / 2, MARGIN, in, HEADER_SIZE, DARK,
+              0, WHITE);
     for (int t = 0; t < fg->steps; t++) {
         char s[32];
         snprintf(s, sizeof s, L->tile >= text_width("STEP 00", HEADER_SIZE) ? "STEP %d" : "%d",
@@ -220,8 +220,8 @@ static void draw_tile(const figure *fg, const layout *L, canvas *c, int r, int t
             int row = (int)((v + 0.5f * fs) / fs * (float)fg->patch);
             col = col < 0 ? 0 : col >= fg->patch ? fg->patch - 1 : col;
             row = row < 0 ? 0 : row >= fg->patch ? fg->patch - 1 : row;
-            float val = gl[((size_t)k * (size_t)fg->patch + (size_t)row) * (size_t)fg->patch +
-                           (size_t)col];
+            float val =
+                gl[((size_t)k * (size_t)fg->patch + (size_t)row) * (size_t)fg->patch + (size_t)col];
             fill_rect(c, tx + x, ty + y, 1, 1, grey(val));
         }
     }
@@ -248,8 +248,8 @@ static void draw_labels(const figure *fg, const layout *L, canvas *c, int r, int
     snprintf(s, sizeof s, "P=%.2f", p);
     draw_text(c, L->label_x, ly + 2 * (7 * LABEL_SIZE + 6), s, 1, DARK, 0, WHITE);
     snprintf(s, sizeof s, "#%d", fg->index[r]);
-    draw_text(c, L->label_x + text_width("P=0.00  ", 1), ly + 2 * (7 * LABEL_SIZE + 6), s, 1,
-              FRAME, 0, WHITE);
+    draw_text(c, L->label_x + text_width("P=0.00  ", 1), ly + 2 * (7 * LABEL_SIZE + 6), s, 1, FRAME,
+              0, WHITE);
 }
 
 static int render(const figure *fg, canvas *c) {
@@ -361,7 +361,8 @@ static int look(const options *o, rows *w) {
         fetch(o, w, w->index[i], 1, w->sel + (size_t)i * w->pixels);
         w->truth[i] = w->set.labels[w->index[i]];
     }
-    if (w->pol) ram_policy_seed(w->pol, o->set.seed); /* the figure does not depend on --errors' search */
+    if (w->pol)
+        ram_policy_seed(w->pol, o->set.seed); /* the figure does not depend on --errors' search */
     ram_status s = testset_classify(w->set.model, w->st, o->set.source, w->pol, w->sel, w->n,
                                     w->pred, w->probs, w->locs);
     if (s != RAM_OK) {
@@ -412,8 +413,8 @@ static int draw(const options *o, const rows *w) {
     for (int k = 0; k < mp->glimpse.depth; k++, side *= mp->glimpse.scale)
         fg.side[k] = (int)(side + 0.5f);
     canvas cv = {0};
-    int rc = render(&fg, &cv) || write_png(tool.name, o->out, &cv,
-                                           "ram-glimpses (libram " RAM_VERSION_STRING ")");
+    int rc = render(&fg, &cv) ||
+             write_png(tool.name, o->out, &cv, "ram-glimpses (libram " RAM_VERSION_STRING ")");
     free(cv.px);
     if (rc) return -1;
     int wrong = 0;

@@ -193,8 +193,8 @@ void dataset_make_uncluttered(dataset_kind kind, const float *digits, int n, int
     make(kind, digits, n, index, digits + (size_t)index * 28 * 28, seed, 0, out);
 }
 
-void dataset_image(dataset_kind kind, const float *images, int pixels, int n, int k,
-                   uint64_t seed, float *out) {
+void dataset_image(dataset_kind kind, const float *images, int pixels, int n, int k, uint64_t seed,
+                   float *out) {
     if (kind == DATASET_MNIST)
         memcpy(out, images + (size_t)k * pixels, sizeof(float) * pixels);
     else

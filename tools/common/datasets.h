@@ -95,8 +95,8 @@ void dataset_warp(const float *img, int h, int w, float rotate, float zoom, uint
  * Image k of a set: plain images (`images`, n of `pixels` each, any size) as
  * they are for mnist, else dataset_make() from n 28 x 28 digits.
  */
-void dataset_image(dataset_kind kind, const float *images, int pixels, int n, int k,
-                   uint64_t seed, float *out);
+void dataset_image(dataset_kind kind, const float *images, int pixels, int n, int k, uint64_t seed,
+                   float *out);
 
 /*
  * The file prefix of a split as the tools name it: "test" (and "t10k", the

@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-const rgb WHITE = {255, 255, 255}, BLACK = {0, 0, 0}, DARK = {60, 60, 60},
-                 FRAME = {170, 170, 170}, GOOD = {0, 140, 60}, BAD = {210, 30, 30};
+const rgb WHITE = {255, 255, 255}, BLACK = {0, 0, 0}, DARK = {60, 60, 60}, FRAME = {170, 170, 170},
+          GOOD = {0, 140, 60}, BAD = {210, 30, 30};
 
 /* Tableau 10, the default of matplotlib: distinct and readable on white. */
 static const rgb PALETTE[] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
@@ -71,7 +70,7 @@ float clamp01(float v) {
 /* Segment of width `width` with round caps; coverage from the distance of
  * each pixel centre to the segment gives the anti-aliasing. */
 void draw_line(canvas *c, float ax, float ay, float bx, float by, float width, rgb col,
-                      float alpha) {
+               float alpha) {
     float r = width * 0.5f;
     int xa = (int)((ax < bx ? ax : bx) - r - 2), xb = (int)((ax > bx ? ax : bx) + r + 2);
     int ya = (int)((ay < by ? ay : by) - r - 2), yb = (int)((ay > by ? ay : by) + r + 2);
@@ -159,7 +158,6 @@ static const glyph FONT[] = {
     {')', {".#...", "..#..", "...#.", "...#.", "...#.", "..#..", ".#..."}},
 };
 
-
 static const glyph *find_glyph(char ch) {
     if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
     for (size_t i = 0; i < sizeof FONT / sizeof FONT[0]; i++)
@@ -175,8 +173,7 @@ int text_width(const char *s, int size) {
 /* Text with its top-left corner at (x, y), each font pixel size x size.  A
  * halo (1 font pixel of `halo` around every lit pixel) keeps labels legible
  * over busy backgrounds; pass halo_on = 0 for none. */
-void draw_text(canvas *c, int x, int y, const char *s, int size, rgb col, int halo_on,
-                      rgb halo) {
+void draw_text(canvas *c, int x, int y, const char *s, int size, rgb col, int halo_on, rgb halo) {
     for (int pass = halo_on ? 0 : 1; pass < 2; pass++) {
         int pen = x;
         for (const char *p = s; *p; p++, pen += GLYPH_ADVANCE * size) {
@@ -252,9 +249,8 @@ int write_png(const char *prog, const char *path, const canvas *c, const char *s
     png_init_io(png, f);
     png_set_IHDR(png, info, (png_uint_32)c->w, (png_uint_32)c->h, 8, PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_text text = {.compression = PNG_TEXT_COMPRESSION_NONE,
-                     .key = "Software",
-                     .text = (char *)software};
+    png_text text = {
+        .compression = PNG_TEXT_COMPRESSION_NONE, .key = "Software", .text = (char *)software};
     png_set_text(png, info, &text, 1);
     png_write_info(png, info);
     for (int y = 0; y < c->h; y++)

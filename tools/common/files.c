@@ -25,8 +25,7 @@ int file_check_writable(const char *prog, const char *option, const char *path) 
     memcpy(probe + len, ".tmp-XXXXXX", 12);
     int fd = mkstemp(probe);
     if (fd < 0) {
-        fprintf(stderr, "%s: %s %s: cannot write there: %s\n", prog, option, path,
-                strerror(errno));
+        fprintf(stderr, "%s: %s %s: cannot write there: %s\n", prog, option, path, strerror(errno));
         free(probe);
         return -1;
     }

@@ -163,26 +163,37 @@ static int read_payload(FILE *f, const char *path, uint64_t total, float *fout, 
     return 0;
 }
 
+/* A whole file of `ndims` dimensions into a new array: floats (byte / 255)
+ * or ints. */
+static int load(const char *path, uint32_t magic, int ndims, uint32_t *dims, int as_float,
+                void **out, char *err, size_t errlen) {
+    uint64_t total = 0;
+    FILE *f = NULL;
+    if (open_idx(path, magic, ndims, dims, &total, &f, err, errlen) != 0) return -1;
+    void *data = malloc((size_t)total * (as_float ? sizeof(float) : sizeof(int)));
+    if (!data) {
+        fclose(f);
+        return fail(err, errlen, "%s: out of memory for %llu %s", path, (unsigned long long)total,
+                    as_float ? "pixels" : "labels");
+    }
+    int rc =
+        read_payload(f, path, total, as_float ? data : NULL, as_float ? NULL : data, err, errlen);
+    fclose(f);
+    if (rc != 0) {
+        free(data);
+        return -1;
+    }
+    *out = data;
+    return 0;
+}
+
 int idx_load_images(const char *path, float **images, int *n, int *h, int *w, char *err,
                     size_t errlen) {
     if (!images || !n || !h || !w)
         return fail(err, errlen, "idx_load_images: NULL output argument");
     uint32_t dims[3];
-    uint64_t total;
-    FILE *f;
-    if (open_idx(path, IDX_MAGIC_IMAGES, 3, dims, &total, &f, err, errlen) != 0) return -1;
-    float *px = malloc((size_t)total * sizeof(float));
-    if (!px) {
-        fclose(f);
-        return fail(err, errlen, "%s: out of memory for %llu pixels", path,
-                    (unsigned long long)total);
-    }
-    int rc = read_payload(f, path, total, px, NULL, err, errlen);
-    fclose(f);
-    if (rc != 0) {
-        free(px);
-        return -1;
-    }
+    void *px;
+    if (load(path, IDX_MAGIC_IMAGES, 3, dims, 1, &px, err, errlen) != 0) return -1;
     *images = px;
     *n = (int)dims[0];
     *h = (int)dims[1];
@@ -193,21 +204,8 @@ int idx_load_images(const char *path, float **images, int *n, int *h, int *w, ch
 int idx_load_labels(const char *path, int **labels, int *n, char *err, size_t errlen) {
     if (!labels || !n) return fail(err, errlen, "idx_load_labels: NULL output argument");
     uint32_t dims[1];
-    uint64_t total;
-    FILE *f;
-    if (open_idx(path, IDX_MAGIC_LABELS, 1, dims, &total, &f, err, errlen) != 0) return -1;
-    int *lab = malloc((size_t)total * sizeof(int));
-    if (!lab) {
-        fclose(f);
-        return fail(err, errlen, "%s: out of memory for %llu labels", path,
-                    (unsigned long long)total);
-    }
-    int rc = read_payload(f, path, total, NULL, lab, err, errlen);
-    fclose(f);
-    if (rc != 0) {
-        free(lab);
-        return -1;
-    }
+    void *lab;
+    if (load(path, IDX_MAGIC_LABELS, 1, dims, 0, &lab, err, errlen) != 0) return -1;
     *labels = lab;
     *n = (int)dims[0];
     return 0;

@@ -45,11 +45,20 @@ static void fmt_default(const tool_opt *o, char *buf, size_t len) {
         return;
     }
     switch (o->type) {
-    case OPT_FLAG: break;
-    case OPT_INT: snprintf(buf, len, "%d", *(const int *)o->dst); break;
-    case OPT_LONG: snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)o->dst); break;
-    case OPT_FLOAT: snprintf(buf, len, "%g", (double)*(const float *)o->dst); break;
-    case OPT_DOUBLE: snprintf(buf, len, "%g", *(const double *)o->dst); break;
+    case OPT_FLAG:
+        break;
+    case OPT_INT:
+        snprintf(buf, len, "%d", *(const int *)o->dst);
+        break;
+    case OPT_LONG:
+        snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)o->dst);
+        break;
+    case OPT_FLOAT:
+        snprintf(buf, len, "%g", (double)*(const float *)o->dst);
+        break;
+    case OPT_DOUBLE:
+        snprintf(buf, len, "%g", *(const double *)o->dst);
+        break;
     case OPT_STRING:
         if (*(const char *const *)o->dst) snprintf(buf, len, "%s", *(const char *const *)o->dst);
         break;
@@ -157,8 +166,10 @@ static void print_help(const tool_info *t, const tool_opt *opts, size_t n) {
         size_t len = strcspn(p, "\n");
         char para[2048];
         snprintf(para, sizeof para, "%.*s", (int)len, p);
-        if (para[0]) wrap(stdout, para, 0, 0);
-        else putchar('\n');
+        if (para[0])
+            wrap(stdout, para, 0, 0);
+        else
+            putchar('\n');
         p += len;
         if (*p) p++;
     }
@@ -182,10 +193,14 @@ static void print_help(const tool_info *t, const tool_opt *opts, size_t n) {
 static void roff(const char *s) {
     if (*s == '.' || *s == '\'') fputs("\\&", stdout);
     for (; *s; s++) {
-        if (*s == '\\') fputs("\\e", stdout);
-        else if (*s == '-') fputs("\\-", stdout);
-        else if (*s == '\n' && (s[1] == '.' || s[1] == '\'')) fputs("\n\\&", stdout);
-        else putchar(*s);
+        if (*s == '\\')
+            fputs("\\e", stdout);
+        else if (*s == '-')
+            fputs("\\-", stdout);
+        else if (*s == '\n' && (s[1] == '.' || s[1] == '\''))
+            fputs("\n\\&", stdout);
+        else
+            putchar(*s);
     }
 }
 
@@ -209,8 +224,10 @@ static void print_man(const tool_info *t, const tool_opt *opts, size_t n) {
         size_t len = strcspn(p, "\n");
         char para[2048];
         snprintf(para, sizeof para, "%.*s", (int)len, p);
-        if (para[0]) roff(para);
-        else printf(".PP");
+        if (para[0])
+            roff(para);
+        else
+            printf(".PP");
         putchar('\n');
         p += len;
         if (*p) p++;
@@ -266,8 +283,7 @@ int opts_exit(int parsed) {
     return parsed < 0 ? TOOL_OK : parsed;
 }
 
-static int parse_one(const tool_info *t, tool_opt *opts, size_t n, int argc, char **argv,
-                     int *i) {
+static int parse_one(const tool_info *t, tool_opt *opts, size_t n, int argc, char **argv, int *i) {
     const char *a = argv[*i], *eq = strchr(a, '=');
     tool_opt *o = find(opts, n, a, eq && a[0] == '-' ? (size_t)(eq - a) : strlen(a));
     if (!o) return opts_usage_error(t, "unknown option '%s' (see --help)", a);

@@ -12,6 +12,12 @@ const char *testset_policy_name(int source) {
     return source >= 0 && source < 4 ? names[source] : "?";
 }
 
+#define SPLIT_HELP                                                                                 \
+    "test (also called t10k, the name of MNIST's files) or train; train places all 60000 "         \
+    "digits as ram-train places its validation images (whose set is the last --val of them).  "    \
+    "With --dataset mnist, any other NAME reads the pair DIR/NAME-*-ubyte (e.g. one exported by "  \
+    "ram-data)"
+
 size_t testset_table(testset_options *c, tool_opt *t) {
     *c = (testset_options){.split = "test", .source = RAM_LOCS_MEAN, .seed = 1};
     const tool_opt opts[TESTSET_OPTIONS] = {
@@ -22,14 +28,10 @@ size_t testset_table(testset_options *c, tool_opt *t) {
         {"--dataset", OPT_CHOICE, &c->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
          .help = "the set: a translated or cluttered one is the fixed set made from the MNIST "
                  "digits of the split; must match the model"},
-        {"--split", OPT_STRING, &c->split, .meta = "NAME",
-         .help = "test (also called t10k, the name of MNIST's files) or train; train places "
-                 "all 60000 digits as ram-train places its validation images (whose set is the "
-                 "last --val of them).  With --dataset mnist, any other NAME reads the pair "
-                 "DIR/NAME-*-ubyte (e.g. one exported by ram-data)"},
         {"--policy", OPT_CHOICE, &c->source, .choices = POLICY_CHOICES, .meta = "P",
          .help = "where glimpses go: the policy mean (deterministic), sampled from the Gaussian "
                  "policy, random (uniform, ablation) or the center (ablation)"},
+        {"--split", OPT_STRING, &c->split, .meta = "NAME", .help = SPLIT_HELP},
         {"--seed", OPT_LONG, &c->seed, 0, 9223372036854775807.0, .meta = "N",
          .help = "seed for sampled and random locations"},
     };

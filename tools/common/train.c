@@ -41,7 +41,7 @@ typedef struct epoch_sums {
     do {                                                                                           \
         ram_status s_ = (call);                                                                    \
         if (s_ != RAM_OK) {                                                                        \
-            fprintf(stderr, "%s: %s: %s\n", r->prog, ram_status_string(s_), ram_last_error());    \
+            fprintf(stderr, "%s: %s: %s\n", r->prog, ram_status_string(s_), ram_last_error());     \
             return -1;                                                                             \
         }                                                                                          \
     } while (0)
@@ -235,8 +235,8 @@ static void fill_batch(run *r, const int *slice, int n, uint64_t seed) {
                          mnist && !o->shift ? dst : r->warped);
         }
         if (o->shift) /* plain MNIST only (checked): moved as it is copied */
-            dataset_shift_copy(warp ? r->warped : r->images + (size_t)k * r->pixels, h, w,
-                               o->shift, seed, k, dst);
+            dataset_shift_copy(warp ? r->warped : r->images + (size_t)k * r->pixels, h, w, o->shift,
+                               seed, k, dst);
         else if (warp && !mnist) /* clutter from training digits only, as below */
             dataset_make_with(o->dataset, r->images, n_digits, k, r->warped, seed, dst);
         else if (!warp) /* clutter comes from training digits only (not validation) */
@@ -255,7 +255,7 @@ static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) 
     TRY(ram_trainer_shuffle(r->trainer, r->perm, r->n_train));
     for (long b = 0; b < r->steps; b++) {
         /* Distributed: this rank's slice of global batch b. */
-        const int n = r->distributed  ? o->batch
+        const int n = r->distributed     ? o->batch
                       : b + 1 < r->steps ? o->batch
                                          : (int)(r->n_train - b * o->batch);
         const int *slice = r->perm + (b * ranks + r->h.rank) * o->batch;
@@ -276,8 +276,8 @@ static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) 
             fprintf(stderr,
                     "%sepoch %d/%d %5.1f%%  %6.0f samples/s  ETA %s  nll %.3f  train err "
                     "%.2f%%  reward %.3f  baseline %.3f%s",
-                    progress_lead(&pr), r->st.epoch + 1, o->epochs, 100.0 * done / total, rate,
-                    eta, e->nll / e->seen, 100.0 * e->wrong / e->seen, e->reward / e->seen,
+                    progress_lead(&pr), r->st.epoch + 1, o->epochs, 100.0 * done / total, rate, eta,
+                    e->nll / e->seen, 100.0 * e->wrong / e->seen, e->reward / e->seen,
                     e->base / e->seen, progress_tail(&pr));
         }
         if (o->time_budget > 0 && r->st.elapsed + (t - t0) > o->time_budget) {
@@ -348,7 +348,7 @@ static int epochs(run *r) {
         ram_train_stats s = {0};
         if (train_epoch(r, t0, &e, &s)) return -1;
         if (r->h.sum) r->h.sum(&e.wrong, 5, r->h.user); /* epoch_sums: 5 doubles */
-        if (r->h.rank != 0) { /* rank 0 evaluates and writes */
+        if (r->h.rank != 0) {                           /* rank 0 evaluates and writes */
             r->st.elapsed += clock_seconds() - t0;
             continue;
         }
@@ -364,7 +364,9 @@ static int steps(run *r) {
     const train_options *o = r->o;
     if (load_data(r) || make_trainer(r)) return -1;
     if (r->h.rank == 0 && check_outputs(r)) return -1;
-    r->st = (train_state){0, 1.0, 0.0,
+    r->st = (train_state){0,
+                          1.0,
+                          0.0,
                           {o->dataset, o->shift, o->val, r->n_train, o->seed, o->rotate, o->zoom,
                            o->batch, o->threads}};
     if (start(r)) return -1;
@@ -414,16 +416,15 @@ int train_check_resumed(const char *prog, const char *path, size_t len, const tr
     if (had.batch != want->batch || had.threads != want->threads) {
         const int was = had.batch != want->batch ? had.batch : had.threads;
         const int now = had.batch != want->batch ? want->batch : want->threads;
-        fprintf(stderr, "%s: %s was written with %s %d: resume it with %s %d, not %d\n", prog,
-                path, option, was, option, was, now);
+        fprintf(stderr, "%s: %s was written with %s %d: resume it with %s %d, not %d\n", prog, path,
+                option, was, option, was, now);
         return -1;
     }
     if (!memcmp(&had, want, sizeof *want)) return 0;
     fprintf(stderr,
             "%s: %s is a run on other images (--dataset %s --shift %d --rotate %g --zoom %g "
             "--val %d, %d training images, --seed %llu); resume it with those options\n",
-            prog, path, dataset_name((dataset_kind)had.dataset), (int)had.shift,
-            (double)had.rotate, (double)had.zoom, (int)had.val, (int)had.train,
-            (unsigned long long)had.seed);
+            prog, path, dataset_name((dataset_kind)had.dataset), (int)had.shift, (double)had.rotate,
+            (double)had.zoom, (int)had.val, (int)had.train, (unsigned long long)had.seed);
     return -1;
 }

@@ -33,8 +33,8 @@ typedef struct train_options {
 typedef struct train_data {
     int32_t dataset, shift, val, train; /* train: training images used */
     uint64_t seed;
-    float rotate, zoom;      /* not in checkpoints of TRAIN_STATE_NO_WARP bytes: those had none */
-    int32_t batch, threads;  /* 0 in older checkpoints, which are not checked for them */
+    float rotate, zoom;     /* not in checkpoints of TRAIN_STATE_NO_WARP bytes: those had none */
+    int32_t batch, threads; /* 0 in older checkpoints, which are not checked for them */
 } train_data;
 
 /* Caller state stored in checkpoints next to the trainer's own. */

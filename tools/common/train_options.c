@@ -9,12 +9,12 @@
 
 #define DESCRIPTION                                                                                \
     "Train a Recurrent Attention Model on MNIST (IDX files) or on a translated or cluttered set "  \
-    "made from it.  Keeps the model with the best validation error in --out, writes a "           \
-    "checkpoint after every epoch (--resume continues from it exactly), prints a live progress "  \
+    "made from it.  Keeps the model with the best validation error in --out, writes a "            \
+    "checkpoint after every epoch (--resume continues from it exactly), prints a live progress "   \
     "line and one line per epoch, and can log the epochs as CSV."
 
-const tool_info train_tool = {
-    "ram-train", "train a Recurrent Attention Model on MNIST", "[options]", DESCRIPTION};
+const tool_info train_tool = {"ram-train", "train a Recurrent Attention Model on MNIST",
+                              "[options]", DESCRIPTION};
 
 const tool_info train_tool_mpi = {
     "ram-train-mpi", "train a Recurrent Attention Model on MNIST with MPI",
@@ -99,16 +99,16 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .help = "units of the glimpse feature"},
         {"--hidden", OPT_INT, &mp->core_hidden, 1, COUNT, .meta = "N", .flags = OPT_GROUP,
          .help = "units of the core"},
-        {"--core", OPT_CHOICE, &mp->core, .choices = "rnn|lstm", .values = core_values,
-         .meta = "C", .flags = OPT_GROUP, .help = "the core network"},
+        {"--core", OPT_CHOICE, &mp->core, .choices = "rnn|lstm", .values = core_values, .meta = "C",
+         .flags = OPT_GROUP, .help = "the core network"},
         {"--form", OPT_CHOICE, &mp->form, .choices = "additive|concat", .values = form_values,
          .meta = "F", .flags = OPT_GROUP, .help = "how the glimpse network joins its inputs"},
         {"--bound", OPT_CHOICE, &mp->bound, .choices = "tanh|hardtanh", .values = bound_values,
          .meta = "B", .flags = OPT_GROUP, .help = "how the location mean is kept in [-1, 1]"},
         {"--std", OPT_FLOAT, &mp->loc_std, ANY, .meta = "F", .flags = OPT_GROUP,
          .help = "standard deviation of the location policy"},
-        {"--unit-pixels", OPT_FLOAT, &mp->loc_range_pixels, ANY, .meta = "F",
-         .flags = OPT_GROUP, .help = "pixels of one location unit (0 = the image's edge)"},
+        {"--unit-pixels", OPT_FLOAT, &mp->loc_range_pixels, ANY, .meta = "F", .flags = OPT_GROUP,
+         .help = "pixels of one location unit (0 = the image's edge)"},
         {"--init-scale", OPT_FLOAT, &mp->init_scale, ANY, .meta = "F", .flags = OPT_GROUP,
          .help = "scale of the initial weights"},
         {"--baseline", OPT_CHOICE, &pp->baseline, .choices = "linear|scalar|none",
@@ -138,8 +138,7 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
                  "gains val_error_last, the last weights' validation error; --resume with the "
                  "same F"},
         {"--beta1", OPT_FLOAT, &tp->beta1, ANY, .meta = "F", .help = "Adam's first-moment decay"},
-        {"--beta2", OPT_FLOAT, &tp->beta2, ANY, .meta = "F",
-         .help = "Adam's second-moment decay"},
+        {"--beta2", OPT_FLOAT, &tp->beta2, ANY, .meta = "F", .help = "Adam's second-moment decay"},
         {"--adam-eps", OPT_FLOAT, &tp->eps, ANY, .meta = "F", .help = "Adam's epsilon"},
     };
     memcpy(t, opts, sizeof opts);
@@ -156,8 +155,8 @@ static int check(const tool_info *tool, const tool_opt *t, size_t n, train_optio
         }
     if (o->init && o->model_flag)
         return opts_usage_error(
-            tool, "--init takes the model's architecture, std and range from %s; drop %s",
-            o->init, o->model_flag);
+            tool, "--init takes the model's architecture, std and range from %s; drop %s", o->init,
+            o->model_flag);
     if (o->shift && o->dataset != DATASET_MNIST)
         return opts_usage_error(tool, "--shift is for --dataset mnist; the other sets already "
                                       "place each digit afresh every epoch");
