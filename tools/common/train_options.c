@@ -36,7 +36,8 @@ static const int optim_values[] = {RAM_OPT_ADAM, RAM_OPT_SGD};
 #define ANY   -FLT_MAX, FLT_MAX
 
 /* The table, pointing into o, lr_final and reinforce_core (a flag that
- * clears detach_core); each option once. */
+ * clears detach_core); each option once.  Longer than a function should be
+ * because it is data: one entry per option, nothing to cut. */
 static size_t train_table(train_options *o, float *lr_final, int *reinforce_core, tool_opt *t) {
     ram_model_params *mp = &o->mp;
     ram_policy_params *pp = &o->pp;
