@@ -347,7 +347,11 @@ static int epochs(run *r) {
         epoch_sums e = {0};
         ram_train_stats s = {0};
         if (train_epoch(r, t0, &e, &s)) return -1;
-        if (r->h.sum) r->h.sum(&e.wrong, 5, r->h.user); /* epoch_sums: 5 doubles */
+        if (r->h.sum) { /* the whole job's figures */
+            double v[5] = {e.wrong, e.seen, e.nll, e.reward, e.base};
+            r->h.sum(v, 5, r->h.user);
+            e = (epoch_sums){v[0], v[1], v[2], v[3], v[4]};
+        }
         if (r->h.rank != 0) {                           /* rank 0 evaluates and writes */
             r->st.elapsed += clock_seconds() - t0;
             continue;
