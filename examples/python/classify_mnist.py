@@ -20,7 +20,8 @@ try:
 except ModuleNotFoundError as e:  # run from a source checkout: use the tree's package
     if e.name != "libram":
         raise
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                    os.pardir, "python"))
     import libram
 
 import idx
