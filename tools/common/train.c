@@ -352,7 +352,7 @@ static int epochs(run *r) {
             r->h.sum(v, 5, r->h.user);
             e = (epoch_sums){v[0], v[1], v[2], v[3], v[4]};
         }
-        if (r->h.rank != 0) {                           /* rank 0 evaluates and writes */
+        if (r->h.rank != 0) { /* rank 0 evaluates and writes */
             r->st.elapsed += clock_seconds() - t0;
             continue;
         }
