@@ -4,7 +4,6 @@
 #include <ram/ram.h>
 
 #include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,7 +2,6 @@
 /* ram-train's training loop (see train.h). */
 #include "train.h"
 
-#include "blas.h"
 #include "clock.h"
 #include "datasets.h"
 #include "files.h"
