@@ -64,7 +64,10 @@ static void fmt_default(const tool_opt *o, char *buf, size_t len) {
     case OPT_CHOICE: {
         char word[64];
         for (int k = 0; choice_at(o->choices, k, word, sizeof word); k++)
-            if (choice_value(o, k) == *(const int *)o->dst) snprintf(buf, len, "%s", word);
+            if (choice_value(o, k) == *(const int *)o->dst) {
+                snprintf(buf, len, "%s", word);
+                break;
+            }
         break;
     }
     }
@@ -153,10 +156,20 @@ static void wrap(FILE *f, const char *text, int col, int indent) {
     fputc('\n', f);
 }
 
+/* The help, the default and, where it says something, the range. */
 static void option_text(const tool_opt *o, char *buf, size_t len) {
-    char def[256];
+    char def[256], range[96] = "", lo[32], hi[32];
     fmt_default(o, def, sizeof def);
-    snprintf(buf, len, "%s%s%s%s", o->help, def[0] ? " (default: " : "", def, def[0] ? ")" : "");
+    const int number = o->type >= OPT_INT && o->type <= OPT_DOUBLE;
+    if (number && o->lo > -1e30 && o->hi < 1e9) { /* not merely "a count" or "any number" */
+        fmt_number(o->lo, lo, sizeof lo);
+        fmt_number(o->hi, hi, sizeof hi);
+        snprintf(range, sizeof range, "%sin [%s, %s%c", def[0] ? "; " : "", lo, hi,
+                 o->flags & OPT_OPEN_HI ? ')' : ']');
+    }
+    snprintf(buf, len, "%s%s%s%s%s", o->help, def[0] || range[0] ? " (" : "",
+             def[0] ? "default: " : "", def, range);
+    if (def[0] || range[0]) snprintf(buf + strlen(buf), len - strlen(buf), ")");
 }
 
 static void print_help(const tool_info *t, const tool_opt *opts, size_t n) {
@@ -175,7 +188,7 @@ static void print_help(const tool_info *t, const tool_opt *opts, size_t n) {
     for (size_t i = 0; i < n; i++) {
         const tool_opt *o = &opts[i];
         char head[96], text[1024];
-        if (o->section) printf("\n%s:\n", o->section);
+        if (o->section || i == 0) printf("\n%s:\n", o->section ? o->section : "options");
         const char *meta = o->type == OPT_CHOICE ? o->choices : o->meta;
         snprintf(head, sizeof head, "  %s%s%s", o->name, meta ? " " : "", meta ? meta : "");
         option_text(o, text, sizeof text);
