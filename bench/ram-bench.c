@@ -24,6 +24,7 @@
  * untimed ones.  A benchmark prints; it never asserts.  Each configuration
  * runs in a child process, so that its peak RSS is its own. */
 #define _GNU_SOURCE
+#include "blas.h"
 #include "idx.h"
 #include <ram/ram.h>
 
@@ -698,8 +699,7 @@ static void blas_report(char *info_out, size_t cap, int *slow) {
     ram_set_log_callback(NULL, NULL); /* reported below instead */
     const char *info = ram_blas_info(slow);
     snprintf(info_out, cap, "%s", info);
-    __builtin_cpu_init();
-    int avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+    const int level = blas_cpu_level(), avx512 = level == 2, avx2 = level == 1;
     say("BLAS: %s; CPU: %s\n", info, avx512 ? "AVX-512" : avx2 ? "AVX2+FMA" : "no AVX2");
     if (*slow)
         say("WARNING: these BLAS kernels are older than the CPU: set OPENBLAS_CORETYPE=%s "

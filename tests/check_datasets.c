@@ -1,4 +1,4 @@
-/* The benchmark sets' generator (examples/datasets.c, used by the tools, not
+/* The benchmark sets' generator (tools/common/datasets.c, used by the tools, not
  * part of libram): dataset_digit_origin() must report exactly the box that
  * dataset_make() paints the digit into, since ram-eval counts the glimpses
  * that land on the digit with it; dataset_make_uncluttered() must paint the

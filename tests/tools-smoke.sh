@@ -4,6 +4,10 @@
 # saved model, evaluate, average the weights, draw glimpses, export data sets
 # twice (byte-identical), reject a damaged model, and run the hello example.
 #
+# Also the command-line conventions: usage errors exit 2, run-time failures
+# 1; outputs checked before training; resumes that cannot continue exactly
+# refused; MNIST's fetch hint only when its files are missing.
+#
 # Usage: tools-smoke.sh BUILD_DIR
 set -euo pipefail
 bin="$1"
@@ -111,6 +115,85 @@ if "${train[@]}" --epochs 4 --shift 1 --out "$tmp/b.ram" --resume "$tmp/m.ram.ck
 fi
 grep -q "is a run on other images (--dataset mnist --shift 0 --rotate 0 --zoom 0 --val 100, 200 training images" \
     "$tmp/other.txt" || fail "resume on other images: no clear message: $(cat "$tmp/other.txt")"
+
+# A resume that cannot continue exactly is refused, naming the option, the
+# checkpoint's value and the given one; one to another --out (which lacks the
+# best model so far) likewise.
+for bad in "--batch 16:--batch 32: resume it with --batch 32, not 16" \
+    "--threads 1:--threads 2: resume it with --threads 2, not 1"; do
+    opt="${bad%%:*}"
+    # shellcheck disable=SC2086 # the option and its value are two words
+    if "${train[@]}" --epochs 4 $opt --out "$tmp/m.ram" --resume "$tmp/m.ram.ckpt" \
+        2>"$tmp/other.txt"; then
+        fail "a checkpoint resumed with $opt"
+    fi
+    grep -qF -- "written with ${bad#*:}" "$tmp/other.txt" ||
+        fail "resume with $opt: no clear message: $(cat "$tmp/other.txt")"
+done
+if "${train[@]}" --epochs 4 --out "$tmp/elsewhere.ram" --resume "$tmp/m.ram.ckpt" \
+    2>"$tmp/other.txt"; then
+    fail "a resume to another --out was accepted"
+fi
+grep -q -- "--out $tmp/elsewhere.ram does not exist" "$tmp/other.txt" ||
+    fail "resume to another --out: no clear message: $(cat "$tmp/other.txt")"
+[ ! -e "$tmp/elsewhere.ram" ] || fail "a refused resume wrote its --out"
+
+# Outputs that cannot be written are found before the first epoch.
+for opt in --out --checkpoint; do
+    start=$SECONDS
+    if "${train[@]}" --epochs 50 "$opt" "$tmp/no/such/dir/x" 2>"$tmp/out.txt"; then
+        fail "$opt into a missing directory accepted"
+    fi
+    grep -q -- "$opt $tmp/no/such/dir/x: cannot write there" "$tmp/out.txt" ||
+        fail "$opt unwritable: no clear message: $(cat "$tmp/out.txt")"
+    if grep -q "^epoch" "$tmp/out.txt"; then fail "$opt unwritable found only after training"; fi
+done
+
+# One convention: usage errors exit 2 (naming the option and its range),
+# failures at run time 1, --help and --version 0.
+expect() { # expected-status command...
+    local want="$1" rc=0
+    shift
+    "$@" >"$tmp/rc.txt" 2>&1 || rc=$?
+    [ "$rc" -eq "$want" ] || fail "exit $rc, not $want: $* ($(head -3 "$tmp/rc.txt"))"
+}
+expect 2 "${train[@]}" --train-limit 0
+grep -qF -- "--train-limit 0: must be in [1, " "$tmp/rc.txt" || fail "--train-limit 0: $(cat "$tmp/rc.txt")"
+expect 2 "${train[@]}" --batch 0
+grep -qF -- "ram-train: --batch 0: must be in [1, 65536]" "$tmp/rc.txt" || fail "--batch 0: $(cat "$tmp/rc.txt")"
+expect 2 "${train[@]}" --core gru
+expect 2 "${train[@]}" --no-such-option
+expect 2 "$bin/ram-eval" --model "$tmp/m.ram"
+expect 2 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --batch 0
+expect 2 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --dataset cluttered60 --split val
+expect 2 "$bin/ram-data" --dataset mnist --data "$tmp/data"
+expect 2 "$bin/ram-data" --dataset mnist --data "$tmp/data" --out "$tmp/x" --split t11k
+if [ -x "$bin/ram-glimpses" ]; then
+    expect 2 "$bin/ram-glimpses" --model "$tmp/m.ram" --data "$tmp/data"
+    expect 2 "$bin/ram-glimpses" --model "$tmp/m.ram" --data "$tmp/data" --out "$tmp/g.png" --count 0
+fi
+expect 1 "$bin/ram-eval" --model "$tmp/nothing.ram" --data "$tmp/data"
+for tool in ram-train ram-eval ram-data; do
+    expect 0 "$bin/$tool" --help
+    expect 0 "$bin/$tool" --version
+    expect 0 "$bin/$tool" --man
+    grep -q '^\.TH' "$tmp/rc.txt" || fail "$tool --man wrote no man page"
+done
+
+# One name for the test split: test (t10k, MNIST's own name, kept) in
+# ram-eval and ram-data alike.
+a="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --split test --json | sed 's/, "seconds.*//')"
+b="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --split t10k --json | sed 's/, "seconds.*//')"
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "--split test and t10k differ: $a / $b"
+"$bin/ram-data" --dataset mnist --data "$tmp/data" --out "$tmp/t" --split test >/dev/null 2>&1 ||
+    fail "ram-data --split test"
+
+# The hint to fetch MNIST comes only when MNIST's files are missing, and
+# names the installed script; a mistyped split gets none.
+expect 1 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --split tset
+if grep -q "fetch" "$tmp/rc.txt"; then fail "a mistyped split got the fetch hint"; fi
+expect 1 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/empty"
+grep -qF "ram-fetch-mnist $tmp/empty" "$tmp/rc.txt" || fail "no fetch hint: $(cat "$tmp/rc.txt")"
 
 json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --json)" || fail "ram-eval"
 case "$json" in *'"test_error": '*'"n": 100'*'"glimpses": 3'*) ;; *) fail "ram-eval json: $json" ;; esac

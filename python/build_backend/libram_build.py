@@ -25,8 +25,11 @@ import zipfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "libram"
 WHEEL_TAG = "py3-none-any"
-# The sdist carries what is needed to build the wheel again, plus the examples.
-SDIST_DIRS = ("build_backend", PACKAGE, "examples")
+# The sdist carries what is needed to build the wheel again, plus the examples:
+# the repository's examples/python, or an unpacked sdist's own examples.
+SDIST_DIRS = ("build_backend", PACKAGE)
+EXAMPLES = "examples" if os.path.isdir(os.path.join(ROOT, "examples")) else \
+    os.path.join(os.pardir, "examples", "python")
 
 
 # ---- pyproject.toml
@@ -232,7 +235,9 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
 def build_sdist(sdist_directory, config_settings=None):
     project = _project()
     base = "%s-%s" % (_dist_name(project), project["version"])
-    files = ["pyproject.toml"] + [p for d in SDIST_DIRS for p in _package_files(d)]
+    files = [(p, p) for p in ["pyproject.toml"] + [p for d in SDIST_DIRS for p in _package_files(d)]]
+    files += [(p, os.path.join("examples", os.path.relpath(p, EXAMPLES)))
+              for p in _package_files(EXAMPLES)]
     filename = base + ".tar.gz"
     stamp = _timestamp()
 
@@ -246,7 +251,7 @@ def build_sdist(sdist_directory, config_settings=None):
             gzip.GzipFile(fileobj=raw, mode="wb", mtime=stamp, filename="") as gz, \
             tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
         add(tar, "PKG-INFO", _metadata(project).encode("utf-8"))
-        for path in files:
+        for path, name in files:
             with open(os.path.join(ROOT, path), "rb") as f:
-                add(tar, path, f.read())
+                add(tar, name, f.read())
     return filename

@@ -1,5 +1,5 @@
 /* libFuzzer target for the IDX (MNIST) reader of the example tools,
- * examples/idx.c.  The reader takes paths, so each input is written to an
+ * tools/common/idx.c.  The reader takes paths, so each input is written to an
  * in-memory file (memfd) and read through /proc/self/fd/N, as images and as
  * labels; it is also split in two (at an offset taken from its first two
  * bytes) into an image and a label file in a scratch directory for

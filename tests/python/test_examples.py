@@ -1,4 +1,4 @@
-"""The examples in python/examples run end to end on tiny synthetic IDX data
+"""The examples in examples/python run end to end on tiny synthetic IDX data
 sets the tests write themselves (no MNIST needed), with NumPy and without."""
 
 import array
@@ -15,7 +15,7 @@ import libram
 
 from conftest import PYTHON_DIR
 
-EXAMPLES = os.path.join(PYTHON_DIR, "examples")
+EXAMPLES = os.path.join(os.path.dirname(PYTHON_DIR), "examples", "python")
 
 # What the tiny classify data set looks like; the model must match it.
 TINY = dict(height=12, width=12, patch=4, glimpse_hidden=16, loc_hidden=16, glimpse_out=16,
@@ -45,7 +45,7 @@ def random_digits(n, height, width, classes, seed):
 
 
 def run_example(script, args, numpy_blocked):
-    """Run python/examples/`script` in a fresh interpreter that imports
+    """Run examples/python/`script` in a fresh interpreter that imports
     this tree's libram (unless LIBRAM_TEST_INSTALLED), optionally as if
     NumPy were not installed."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")

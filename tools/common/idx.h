@@ -1,6 +1,6 @@
 /*
  * idx: read and write IDX files (the format of the MNIST distribution) for the
- * libram examples.  Not part of libram; copy it if you need it.
+ * libram tools.  Not part of libram; copy it if you need it.
  *
  * Only the two layouts MNIST uses are supported: unsigned-byte images
  * (magic 0x00000803, N x H x W) and unsigned-byte labels (magic 0x00000801, N).
@@ -13,8 +13,8 @@
  * left untouched and nothing needs freeing.  Arrays returned through
  * out-pointers are malloc'ed; release them with free().
  */
-#ifndef RAM_EXAMPLES_IDX_H
-#define RAM_EXAMPLES_IDX_H
+#ifndef RAM_TOOLS_IDX_H
+#define RAM_TOOLS_IDX_H
 
 #include <stddef.h>
 
@@ -55,4 +55,4 @@ int idx_save_labels(const char *path, const int *labels, int n, char *err, size_
 #ifdef __cplusplus
 }
 #endif
-#endif /* RAM_EXAMPLES_IDX_H */
+#endif /* RAM_TOOLS_IDX_H */

@@ -2,7 +2,7 @@
 importable and with the standard library otherwise.
 
 Pixels become float32 byte / 255, exactly as ram-eval and ram-train
-(examples/idx.c) convert them, so a model scores the same here as there.
+(tools/common/idx.c) convert them, so a model scores the same here as there.
 Files may be gzip-compressed, as downloaded.
 """
 

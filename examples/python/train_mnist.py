@@ -2,7 +2,7 @@
 """Train a fresh RAM on MNIST from Python for a few hundred batches and watch
 the error fall.
 
-    python3 python/examples/train_mnist.py [--data data/mnist] [--batches 500] [--out FILE]
+    python3 examples/python/train_mnist.py [--data data/mnist] [--batches 500] [--out FILE]
 
 The paper's MNIST model (6 glimpses of 8x8, RNN core), Adam at 1e-3, batches
 of 64 in an order drawn from the trainer's own RNG.  Every --every batches it
@@ -23,7 +23,8 @@ try:
 except ModuleNotFoundError as e:  # run from a source checkout: use the tree's package
     if e.name != "libram":
         raise
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                    os.pardir, "python"))
     import libram
 
 import idx

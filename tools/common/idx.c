@@ -1,4 +1,4 @@
-/* idx: IDX (MNIST) file reader and writer for the libram examples; see idx.h. */
+/* idx: IDX (MNIST) file reader and writer for the libram tools; see idx.h. */
 #include "idx.h"
 
 #include <errno.h>
@@ -36,6 +36,76 @@ static void put_be32(unsigned char *b, uint32_t v) {
     b[3] = (unsigned char)v;
 }
 
+/* Read and check the header of an unsigned-byte IDX file with `ndims`
+ * dimensions and `magic` into dims, and their product into *total. */
+static int read_header(FILE *f, const char *path, uint32_t magic, int ndims, uint32_t *dims,
+                       uint64_t *total, char *err, size_t errlen) {
+    unsigned char hdr[4 + 4 * 3];
+    size_t hlen = 4 + 4 * (size_t)ndims;
+    size_t got = fread(hdr, 1, hlen, f);
+    if (got < 4 || (got >= 2 && hdr[0] == 0x1f && hdr[1] == 0x8b)) {
+        if (ferror(f)) return fail(err, errlen, "%s: read error: %s", path, strerror(errno));
+        if (got >= 2 && hdr[0] == 0x1f && hdr[1] == 0x8b)
+            return fail(err, errlen, "%s: gzip-compressed; decompress it first (gunzip)", path);
+        return fail(err, errlen, "%s: not an IDX file: only %zu bytes", path, got);
+    }
+    uint32_t m = get_be32(hdr);
+    if (m != magic) {
+        const char *want = magic == IDX_MAGIC_IMAGES ? "images" : "labels";
+        if (m == IDX_MAGIC_IMAGES || m == IDX_MAGIC_LABELS)
+            return fail(err, errlen, "%s: an IDX %s file (magic 0x%08x), expected %s (0x%08x)",
+                        path, m == IDX_MAGIC_IMAGES ? "images" : "labels", (unsigned)m, want,
+                        (unsigned)magic);
+        if (hdr[0] == 0 && hdr[1] == 0 && hdr[2] != 0x08)
+            return fail(err, errlen,
+                        "%s: IDX element type 0x%02x not supported (only 0x08, "
+                        "unsigned byte)",
+                        path, hdr[2]);
+        return fail(err, errlen, "%s: bad magic 0x%08x, expected IDX %s (0x%08x)", path,
+                    (unsigned)m, want, (unsigned)magic);
+    }
+    if (got < hlen)
+        return ferror(f)
+                   ? fail(err, errlen, "%s: read error: %s", path, strerror(errno))
+                   : fail(err, errlen, "%s: truncated header (%zu of %zu bytes)", path, got, hlen);
+    *total = 1;
+    for (int i = 0; i < ndims; i++) {
+        dims[i] = get_be32(hdr + 4 + 4 * i);
+        uint32_t max = i == 0 ? (uint32_t)IDX_MAX_ITEMS : (uint32_t)IDX_MAX_SIDE;
+        if (dims[i] == 0 || dims[i] > max)
+            return fail(err, errlen, "%s: dimension %d is %lu (must be 1..%lu): corrupt header",
+                        path, i, (unsigned long)dims[i], (unsigned long)max);
+        *total *= dims[i]; /* <= 1e8 * 2^16 * 2^16 < 2^63: cannot overflow */
+    }
+    if (*total > SIZE_MAX / sizeof(float))
+        return fail(err, errlen, "%s: %llu pixels do not fit in memory", path,
+                    (unsigned long long)*total);
+    return 0;
+}
+
+/* The file's size must be the header's hlen bytes and the payload's total;
+ * leaves f at the payload.  ftell can fail on pipes; the read loop and the
+ * EOF check of read_payload() still catch truncated and oversized files then. */
+static int check_size(FILE *f, const char *path, size_t hlen, uint64_t total, char *err,
+                      size_t errlen) {
+    if (fseek(f, 0, SEEK_END) != 0) {
+        clearerr(f);
+        return 0;
+    }
+    long size = ftell(f);
+    if (size >= 0) {
+        uint64_t want = hlen + total;
+        if ((uint64_t)size != want)
+            return fail(err, errlen, "%s: %s: header promises %llu bytes, file has %ld%s", path,
+                        (uint64_t)size < want ? "truncated" : "trailing data",
+                        (unsigned long long)want, size,
+                        (uint64_t)size < want ? " (incomplete download?)" : "");
+    }
+    if (fseek(f, (long)hlen, SEEK_SET) != 0)
+        return fail(err, errlen, "%s: seek failed: %s", path, strerror(errno));
+    return 0;
+}
+
 /*
  * Open `path`, validate an unsigned-byte IDX header with `ndims` dimensions
  * and `magic`, and check that the file holds exactly the payload the header
@@ -48,86 +118,11 @@ static int open_idx(const char *path, uint32_t magic, int ndims, uint32_t *dims,
     if (!path || !*path) return fail(err, errlen, "no file name given");
     FILE *f = fopen(path, "rb");
     if (!f) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-
-    unsigned char hdr[4 + 4 * 3];
-    size_t hlen = 4 + 4 * (size_t)ndims;
-    size_t got = fread(hdr, 1, hlen, f);
-    if (got < 4 || (got >= 2 && hdr[0] == 0x1f && hdr[1] == 0x8b)) {
-        int rc;
-        if (ferror(f))
-            rc = fail(err, errlen, "%s: read error: %s", path, strerror(errno));
-        else if (got >= 2 && hdr[0] == 0x1f && hdr[1] == 0x8b)
-            rc = fail(err, errlen, "%s: gzip-compressed; decompress it first (gunzip)", path);
-        else
-            rc = fail(err, errlen, "%s: not an IDX file: only %zu bytes", path, got);
+    uint64_t total = 0;
+    if (read_header(f, path, magic, ndims, dims, &total, err, errlen) != 0 ||
+        check_size(f, path, 4 + 4 * (size_t)ndims, total, err, errlen) != 0) {
         fclose(f);
-        return rc;
-    }
-    uint32_t m = get_be32(hdr);
-    if (m != magic) {
-        const char *want = magic == IDX_MAGIC_IMAGES ? "images" : "labels";
-        int rc;
-        if (m == IDX_MAGIC_IMAGES || m == IDX_MAGIC_LABELS)
-            rc = fail(err, errlen, "%s: an IDX %s file (magic 0x%08x), expected %s (0x%08x)", path,
-                      m == IDX_MAGIC_IMAGES ? "images" : "labels", (unsigned)m, want,
-                      (unsigned)magic);
-        else if (hdr[0] == 0 && hdr[1] == 0 && hdr[2] != 0x08)
-            rc = fail(err, errlen,
-                      "%s: IDX element type 0x%02x not supported (only 0x08, "
-                      "unsigned byte)",
-                      path, hdr[2]);
-        else
-            rc = fail(err, errlen, "%s: bad magic 0x%08x, expected IDX %s (0x%08x)", path,
-                      (unsigned)m, want, (unsigned)magic);
-        fclose(f);
-        return rc;
-    }
-    if (got < hlen) {
-        int rc = ferror(f) ? fail(err, errlen, "%s: read error: %s", path, strerror(errno))
-                           : fail(err, errlen, "%s: truncated header (%zu of %zu bytes)", path, got,
-                                  hlen);
-        fclose(f);
-        return rc;
-    }
-
-    uint64_t total = 1;
-    for (int i = 0; i < ndims; i++) {
-        dims[i] = get_be32(hdr + 4 + 4 * i);
-        uint32_t max = i == 0 ? (uint32_t)IDX_MAX_ITEMS : (uint32_t)IDX_MAX_SIDE;
-        if (dims[i] == 0 || dims[i] > max) {
-            fclose(f);
-            return fail(err, errlen, "%s: dimension %d is %lu (must be 1..%lu): corrupt header",
-                        path, i, (unsigned long)dims[i], (unsigned long)max);
-        }
-        total *= dims[i]; /* <= 1e8 * 2^16 * 2^16 < 2^63: cannot overflow */
-    }
-    if (total > SIZE_MAX / sizeof(float)) {
-        fclose(f);
-        return fail(err, errlen, "%s: %llu pixels do not fit in memory", path,
-                    (unsigned long long)total);
-    }
-
-    /* ftell can fail on pipes; the read loop and the EOF check below still
-     * catch truncated and oversized files then. */
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long size = ftell(f);
-        if (size >= 0) {
-            uint64_t want = hlen + total;
-            if ((uint64_t)size != want) {
-                fclose(f);
-                return fail(err, errlen, "%s: %s: header promises %llu bytes, file has %ld%s", path,
-                            (uint64_t)size < want ? "truncated" : "trailing data",
-                            (unsigned long long)want, size,
-                            (uint64_t)size < want ? " (incomplete download?)" : "");
-            }
-        }
-        if (fseek(f, (long)hlen, SEEK_SET) != 0) {
-            int rc = fail(err, errlen, "%s: seek failed: %s", path, strerror(errno));
-            fclose(f);
-            return rc;
-        }
-    } else {
-        clearerr(f);
+        return -1;
     }
     *payload = total;
     *out = f;
@@ -163,26 +158,37 @@ static int read_payload(FILE *f, const char *path, uint64_t total, float *fout, 
     return 0;
 }
 
+/* A whole file of `ndims` dimensions into a new array: floats (byte / 255)
+ * or ints. */
+static int load(const char *path, uint32_t magic, int ndims, uint32_t *dims, int as_float,
+                void **out, char *err, size_t errlen) {
+    uint64_t total = 0;
+    FILE *f = NULL;
+    if (open_idx(path, magic, ndims, dims, &total, &f, err, errlen) != 0) return -1;
+    void *data = malloc((size_t)total * (as_float ? sizeof(float) : sizeof(int)));
+    if (!data) {
+        fclose(f);
+        return fail(err, errlen, "%s: out of memory for %llu %s", path, (unsigned long long)total,
+                    as_float ? "pixels" : "labels");
+    }
+    int rc =
+        read_payload(f, path, total, as_float ? data : NULL, as_float ? NULL : data, err, errlen);
+    fclose(f);
+    if (rc != 0) {
+        free(data);
+        return -1;
+    }
+    *out = data;
+    return 0;
+}
+
 int idx_load_images(const char *path, float **images, int *n, int *h, int *w, char *err,
                     size_t errlen) {
     if (!images || !n || !h || !w)
         return fail(err, errlen, "idx_load_images: NULL output argument");
     uint32_t dims[3];
-    uint64_t total;
-    FILE *f;
-    if (open_idx(path, IDX_MAGIC_IMAGES, 3, dims, &total, &f, err, errlen) != 0) return -1;
-    float *px = malloc((size_t)total * sizeof(float));
-    if (!px) {
-        fclose(f);
-        return fail(err, errlen, "%s: out of memory for %llu pixels", path,
-                    (unsigned long long)total);
-    }
-    int rc = read_payload(f, path, total, px, NULL, err, errlen);
-    fclose(f);
-    if (rc != 0) {
-        free(px);
-        return -1;
-    }
+    void *px;
+    if (load(path, IDX_MAGIC_IMAGES, 3, dims, 1, &px, err, errlen) != 0) return -1;
     *images = px;
     *n = (int)dims[0];
     *h = (int)dims[1];
@@ -193,21 +199,8 @@ int idx_load_images(const char *path, float **images, int *n, int *h, int *w, ch
 int idx_load_labels(const char *path, int **labels, int *n, char *err, size_t errlen) {
     if (!labels || !n) return fail(err, errlen, "idx_load_labels: NULL output argument");
     uint32_t dims[1];
-    uint64_t total;
-    FILE *f;
-    if (open_idx(path, IDX_MAGIC_LABELS, 1, dims, &total, &f, err, errlen) != 0) return -1;
-    int *lab = malloc((size_t)total * sizeof(int));
-    if (!lab) {
-        fclose(f);
-        return fail(err, errlen, "%s: out of memory for %llu labels", path,
-                    (unsigned long long)total);
-    }
-    int rc = read_payload(f, path, total, NULL, lab, err, errlen);
-    fclose(f);
-    if (rc != 0) {
-        free(lab);
-        return -1;
-    }
+    void *lab;
+    if (load(path, IDX_MAGIC_LABELS, 1, dims, 0, &lab, err, errlen) != 0) return -1;
     *labels = lab;
     *n = (int)dims[0];
     return 0;

@@ -1,6 +1,6 @@
 /* Start-up for the tools: make sure OpenBLAS runs kernels fit for the CPU. */
-#ifndef RAM_TOOL_BLAS_H
-#define RAM_TOOL_BLAS_H
+#ifndef RAM_TOOLS_BLAS_H
+#define RAM_TOOLS_BLAS_H
 
 /* Call first thing in main().  Sets one BLAS thread (libram's threads do the
  * splitting) and routes libram's warnings to stderr prefixed by the tool's
@@ -8,5 +8,9 @@
  * tool re-executes itself once with OPENBLAS_CORETYPE set to the right core,
  * because OpenBLAS reads it only at load time; RAM_KEEP_BLAS=1 disables that. */
 void tool_blas_init(const char *tool, char **argv);
+
+/* What the CPU's vector units can do: 2 for AVX-512, 1 for AVX2, 0 for
+ * neither and on CPUs other than x86. */
+int blas_cpu_level(void);
 
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Classify the MNIST test digits with a trained libram model.
 
-    python3 python/examples/classify_mnist.py [--data data/mnist] [--model models/mnist.ram]
+    python3 examples/python/classify_mnist.py [--data data/mnist] [--model models/mnist.ram]
 
 Reads t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte itself, classifies
 every test image with the policy's mean locations, as
@@ -20,7 +20,8 @@ try:
 except ModuleNotFoundError as e:  # run from a source checkout: use the tree's package
     if e.name != "libram":
         raise
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                    os.pardir, "python"))
     import libram
 
 import idx

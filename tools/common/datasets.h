@@ -2,7 +2,7 @@
  * datasets: the benchmark data sets of the RAM paper, made deterministically
  * from MNIST digits and a seed, one image at a time (so training images can be
  * regenerated every epoch at no memory cost, as DeepMind's mnist-cluttered
- * generator does).  Part of the examples, not of libram.
+ * generator does).  Part of the tools, not of libram.
  *
  *   mnist          the 28x28 digits as they are
  *   translated60   each digit at a uniformly random position in a 60x60 canvas
@@ -12,8 +12,8 @@
  * Clutter crops come from other digits of the same split; pixels are added
  * and clipped to [0, 1].
  */
-#ifndef RAM_EXAMPLES_DATASETS_H
-#define RAM_EXAMPLES_DATASETS_H
+#ifndef RAM_TOOLS_DATASETS_H
+#define RAM_TOOLS_DATASETS_H
 
 #include <ram/ram.h>
 
@@ -31,6 +31,9 @@ typedef enum dataset_kind {
  * the epoch number, so every epoch sees fresh placements and clutter. */
 #define DATASET_TEST_SEED 20141208u /* NIPS 2014 */
 #define DATASET_VAL_SEED  20140624u /* arXiv v1 */
+
+/* The names, in the order of dataset_kind, for an OPT_CHOICE --dataset. */
+#define DATASET_CHOICES "mnist|translated60|cluttered60|cluttered100"
 
 /* Parse a name ("mnist", "translated60", ...); returns -1 if unknown. */
 int dataset_parse(const char *name, dataset_kind *kind);
@@ -89,6 +92,23 @@ void dataset_warp(const float *img, int h, int w, float rotate, float zoom, uint
                   int index, float *out);
 
 /*
+ * Image k of a set: plain images (`images`, n of `pixels` each, any size) as
+ * they are for mnist, else dataset_make() from n 28 x 28 digits.
+ */
+void dataset_image(dataset_kind kind, const float *images, int pixels, int n, int k, uint64_t seed,
+                   float *out);
+
+/*
+ * The file prefix of a split as the tools name it: "test" (and "t10k", the
+ * name of MNIST's files) is "t10k", "train" is "train"; with mnist any other
+ * name is a pair of IDX files DIR/NAME-*-ubyte (e.g. written by ram-data).
+ * NULL for a name the set has no placement for (only test and train have one).
+ */
+const char *dataset_split_file(dataset_kind kind, const char *split);
+/* The placement seed of a split's images (DATASET_VAL_SEED for train). */
+uint64_t dataset_split_seed(const char *split_file);
+
+/*
  * What the tools (ram-eval, ram-glimpses, ram-data) do before using a set,
  * with the same messages everywhere.  `prog` is the tool's name: errors go to
  * stderr as "prog: message" lines and the functions return -1 (0 if all is well).
@@ -96,7 +116,7 @@ void dataset_warp(const float *img, int h, int w, float rotate, float zoom, uint
  * dataset_load: read MNIST split `split` of `dir` (idx_load_mnist) as the
  * digits of set `kind`.  *h x *w is the size of the set's images: the files'
  * own for mnist, else the canvas, whose digits must be 28 x 28.  When a file
- * is missing, also says where to get MNIST.  On success the caller frees
+ * of MNIST itself (train or t10k) is missing, also says how to get it.  On success the caller frees
  * *digits and *labels; on error there is nothing to free.
  *
  * dataset_check_model: check that the model in file `model` (parameters `mp`)

@@ -3,6 +3,7 @@
 
 #include "idx.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,24 @@ void dataset_make_uncluttered(dataset_kind kind, const float *digits, int n, int
     make(kind, digits, n, index, digits + (size_t)index * 28 * 28, seed, 0, out);
 }
 
+void dataset_image(dataset_kind kind, const float *images, int pixels, int n, int k, uint64_t seed,
+                   float *out) {
+    if (kind == DATASET_MNIST)
+        memcpy(out, images + (size_t)k * pixels, sizeof(float) * pixels);
+    else
+        dataset_make(kind, images, n, k, seed, out);
+}
+
+const char *dataset_split_file(dataset_kind kind, const char *split) {
+    if (!strcmp(split, "test") || !strcmp(split, "t10k")) return "t10k";
+    if (!strcmp(split, "train")) return "train";
+    return kind == DATASET_MNIST ? split : NULL;
+}
+
+uint64_t dataset_split_seed(const char *split_file) {
+    return strcmp(split_file, "train") == 0 ? DATASET_VAL_SEED : DATASET_TEST_SEED;
+}
+
 int dataset_load(const char *prog, const char *dir, const char *split, dataset_kind kind,
                  float **digits, int **labels, int *n, int *h, int *w) {
     char err[1024];
@@ -199,8 +218,10 @@ int dataset_load(const char *prog, const char *dir, const char *split, dataset_k
     int *l, count, dh, dw;
     if (idx_load_mnist(dir, split, &d, &l, &count, &dh, &dw, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
-        if (strstr(err, "cannot open"))
-            fprintf(stderr, "%s: (scripts/fetch-mnist.sh downloads MNIST)\n", prog);
+        /* Only MNIST's own files can be fetched: not a mistyped split's. */
+        const int mnist = !strcmp(split, "train") || !strcmp(split, "t10k");
+        if (mnist && strstr(err, "cannot open") && strstr(err, strerror(ENOENT)))
+            fprintf(stderr, "%s: (`ram-fetch-mnist %s` downloads MNIST there)\n", prog, dir);
         return -1;
     }
     if (kind != DATASET_MNIST) {

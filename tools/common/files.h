@@ -1,0 +1,18 @@
+/* files: what the tools check and read of the files they are given. */
+#ifndef RAM_TOOLS_FILES_H
+#define RAM_TOOLS_FILES_H
+
+#include <stddef.h>
+
+/* Whether a file can be written at `path` the way libram saves (a temporary
+ * file beside it, renamed over it): before a long run rather than after its
+ * first epoch.  Says why not as "prog: option path: reason"; 0 if it can. */
+int file_check_writable(const char *prog, const char *option, const char *path);
+
+/* The whole file, malloc'ed, and its length; NULL on failure (errno set). */
+unsigned char *file_read_all(const char *path, size_t *len);
+
+/* Whether `path` exists. */
+int file_exists(const char *path);
+
+#endif

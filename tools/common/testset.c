@@ -1,0 +1,98 @@
+/* What ram-eval and ram-glimpses share (see testset.h). */
+#include "testset.h"
+
+#include "datasets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *testset_policy_name(int source) {
+    static const char *const names[] = {"mean", "sampled", "random", "center"};
+    return source >= 0 && source < 4 ? names[source] : "?";
+}
+
+#define SPLIT_HELP                                                                                 \
+    "test (also called t10k, the name of MNIST's files) or train; train places all 60000 "         \
+    "digits as ram-train places its validation images (whose set is the last --val of them).  "    \
+    "With --dataset mnist, any other NAME reads the pair DIR/NAME-*-ubyte (e.g. one exported by "  \
+    "ram-data)"
+
+size_t testset_table(testset_options *c, tool_opt *t) {
+    *c = (testset_options){.split = "test", .source = RAM_LOCS_MEAN, .seed = 1};
+    const tool_opt opts[TESTSET_OPTIONS] = {
+        {"--model", OPT_STRING, &c->model, .meta = "FILE", .flags = OPT_REQUIRED,
+         .help = "model or checkpoint saved by libram"},
+        {"--data", OPT_STRING, &c->data, .meta = "DIR", .flags = OPT_REQUIRED,
+         .help = "directory with the MNIST IDX files"},
+        {"--dataset", OPT_CHOICE, &c->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
+         .help = "the set: a translated or cluttered one is the fixed set made from the MNIST "
+                 "digits of the split; must match the model"},
+        {"--policy", OPT_CHOICE, &c->source, .choices = POLICY_CHOICES, .meta = "P",
+         .help = "where glimpses go: the policy mean (deterministic), sampled from the Gaussian "
+                 "policy, random (uniform, ablation) or the center (ablation)"},
+        {"--split", OPT_STRING, &c->split, .meta = "NAME", .help = SPLIT_HELP},
+        {"--seed", OPT_LONG, &c->seed, 0, 9223372036854775807.0, .meta = "N",
+         .help = "seed for sampled and random locations"},
+    };
+    memcpy(t, opts, sizeof opts);
+    return TESTSET_OPTIONS;
+}
+
+int testset_check(const tool_info *tool, testset_options *c) {
+    /* The placement seed belongs to the split: only test and train have one. */
+    c->split_file = dataset_split_file((dataset_kind)c->dataset, c->split);
+    if (!c->split_file)
+        return opts_usage_error(tool, "--dataset %s needs --split test or train",
+                                dataset_name((dataset_kind)c->dataset));
+    return TOOL_OK;
+}
+
+static void report(const char *prog, const char *what, ram_status s) {
+    fprintf(stderr, "%s: %s: %s (%s)\n", prog, what, ram_last_error(), ram_status_string(s));
+}
+
+int testset_load(const char *prog, const testset_options *c, testset *s) {
+    memset(s, 0, sizeof *s);
+    ram_status st = ram_model_load(c->model, &s->model);
+    if (st != RAM_OK) {
+        fprintf(stderr, "%s: cannot load model %s: %s (%s)\n", prog, c->model, ram_last_error(),
+                ram_status_string(st));
+        return -1;
+    }
+    ram_model_params_init(&s->mp);
+    if ((st = ram_model_get_params(s->model, &s->mp)) != RAM_OK) {
+        report(prog, "ram_model_get_params", st);
+    } else if (!dataset_load(prog, c->data, c->split_file, (dataset_kind)c->dataset, &s->images,
+                             &s->labels, &s->n, &s->h, &s->w)) {
+        s->seed = dataset_split_seed(c->split_file);
+        if (!dataset_check_model(prog, c->model, &s->mp, (dataset_kind)c->dataset, c->data,
+                                 c->split_file, s->h, s->w))
+            return 0;
+    }
+    testset_free(s);
+    return -1;
+}
+
+void testset_free(testset *s) {
+    ram_model_free(s->model);
+    free(s->images);
+    free(s->labels);
+    memset(s, 0, sizeof *s);
+}
+
+ram_status testset_classify(const ram_model *m, ram_state *st, int source, ram_policy *pol,
+                            const float *images, int n, int *labels, float *probs, float *locs) {
+    if (source == RAM_LOCS_MEAN) return ram_model_classify(m, st, images, n, labels, probs, locs);
+    return ram_model_classify_ex(m, st, images, n, (ram_loc_source)source, pol, labels, probs,
+                                 locs);
+}
+
+ram_status testset_policy(const ram_model *m, int source, uint64_t seed, ram_policy **pol) {
+    *pol = NULL;
+    if (source != RAM_LOCS_SAMPLED && source != RAM_LOCS_RANDOM) return RAM_OK;
+    ram_policy_params pp;
+    ram_policy_params_init(&pp);
+    pp.seed = seed;
+    return ram_policy_create(&pp, m, pol);
+}

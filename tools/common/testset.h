@@ -1,0 +1,56 @@
+/* testset: what ram-eval and ram-glimpses share: the options that choose a
+ * model, a data set and where the glimpses go, and loading them. */
+#ifndef RAM_TOOLS_TESTSET_H
+#define RAM_TOOLS_TESTSET_H
+
+#include "opts.h"
+
+#include <ram/ram.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The names of ram_loc_source, in its order, for an OPT_CHOICE --policy. */
+#define POLICY_CHOICES "mean|sampled|random|center"
+const char *testset_policy_name(int source);
+
+typedef struct testset_options {
+    const char *model, *data, *split;
+    const char *split_file; /* the split's file prefix (dataset_split_file) */
+    int dataset;            /* dataset_kind */
+    int source;             /* ram_loc_source */
+    uint64_t seed;
+} testset_options;
+
+/* The shared options' table entries into t (room for TESTSET_OPTIONS), with
+ * their defaults set in c; returns how many. */
+#define TESTSET_OPTIONS 6
+size_t testset_table(testset_options *c, tool_opt *t);
+/* After parsing: the split's name checked against the set.  TOOL_OK or
+ * TOOL_USAGE. */
+int testset_check(const tool_info *tool, testset_options *c);
+
+/* A loaded model and the set it is tested on. */
+typedef struct testset {
+    ram_model *model;
+    ram_model_params mp;
+    float *images; /* the images (mnist) or the 28 x 28 digits to place */
+    int *labels;
+    int n, h, w;
+    uint64_t seed; /* placement seed of the split */
+} testset;
+
+/* Load c's model and set and check that they fit each other: 0, or -1 with
+ * the reason on stderr and nothing to free. */
+int testset_load(const char *prog, const testset_options *c, testset *s);
+void testset_free(testset *s);
+
+/* ram_model_classify(), or ram_model_classify_ex() for other sources. */
+ram_status testset_classify(const ram_model *m, ram_state *st, int source, ram_policy *pol,
+                            const float *images, int n, int *labels, float *probs, float *locs);
+
+/* A policy for the sources that draw random numbers (sampled, random), NULL
+ * for the others; RAM_OK or the failure. */
+ram_status testset_policy(const ram_model *m, int source, uint64_t seed, ram_policy **pol);
+
+#endif

@@ -1,0 +1,433 @@
+#define _POSIX_C_SOURCE 200809L /* isatty */
+/* ram-train's training loop (see train.h). */
+#include "train.h"
+
+#include "clock.h"
+#include "datasets.h"
+#include "files.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Everything a run holds, so that its steps can be functions of their own. */
+typedef struct run {
+    const char *prog;
+    train_options *o;
+    train_hooks h;
+    int distributed; /* whole global batches, rank 0 alone evaluates and writes */
+    float *images, *val_images, *batch_images, *warped;
+    int *labels, *perm, *batch_labels;
+    const int *val_labels;
+    int n_all, height, width, n_train, pixels, averaging, stopped;
+    long steps; /* per epoch */
+    ram_model *model;
+    ram_policy *policy;
+    ram_trainer *trainer;
+    FILE *log;
+    train_state st;
+} run;
+
+/* The figures of an epoch, summed over its batches. */
+typedef struct epoch_sums {
+    double wrong, seen, nll, reward, base;
+} epoch_sums;
+
+#define TRY(call)                                                                                  \
+    do {                                                                                           \
+        ram_status s_ = (call);                                                                    \
+        if (s_ != RAM_OK) {                                                                        \
+            fprintf(stderr, "%s: %s: %s\n", r->prog, ram_status_string(s_), ram_last_error());     \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+static void *alloc(run *r, size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) fprintf(stderr, "%s: out of memory\n", r->prog);
+    return p;
+}
+
+/* The training set, and the validation set made from its last --val images. */
+static int load_data(run *r) {
+    train_options *o = r->o;
+    if (dataset_load(r->prog, o->data, "train", o->dataset, &r->images, &r->labels, &r->n_all,
+                     &r->height, &r->width))
+        return -1;
+    r->n_train = r->n_all - o->val;
+    if (r->n_train < 1) {
+        fprintf(stderr, "%s: --val %d leaves no training images (of %d)\n", r->prog, o->val,
+                r->n_all);
+        return -1;
+    }
+    if (o->train_limit > 0 && o->train_limit < r->n_train) r->n_train = o->train_limit;
+    /* Validation = the last `val` training images, as in the Torch recipe,
+     * placed once with a fixed seed; training images are placed per batch. */
+    r->pixels = r->height * r->width;
+    r->val_labels = r->labels + (r->n_all - o->val);
+    if (!(r->val_images = alloc(r, sizeof(float) * o->val * r->pixels))) return -1;
+    for (int i = 0; i < o->val; i++)
+        dataset_image(o->dataset, r->images, r->pixels, r->n_all, r->n_all - o->val + i,
+                      DATASET_VAL_SEED, r->val_images + (size_t)i * r->pixels);
+    o->mp.height = r->height;
+    o->mp.width = r->width;
+    o->mp.channels = 1;
+    return 0;
+}
+
+/* The model (new, or --init's), its policy and the trainer. */
+static int make_trainer(run *r) {
+    train_options *o = r->o;
+    if (o->init) {
+        TRY(ram_model_load(o->init, &r->model));
+        TRY(ram_model_get_params(r->model, &o->mp));
+        if (o->mp.height != r->height || o->mp.width != r->width || o->mp.channels != 1) {
+            fprintf(stderr, "%s: %s takes %dx%d images with %d channels; %s has 1-channel %dx%d\n",
+                    r->prog, o->init, o->mp.height, o->mp.width, o->mp.channels,
+                    dataset_name(o->dataset), r->height, r->width);
+            return -1;
+        }
+    } else {
+        TRY(ram_model_create(&o->mp, &r->model));
+    }
+    TRY(ram_policy_create(&o->pp, r->model, &r->policy));
+    if (r->distributed) {
+        const long global = (long)o->batch * r->h.ranks;
+        r->steps = r->n_train / global; /* whole global batches only */
+        if (r->steps < 1) {
+            fprintf(stderr, "%s: %d training images do not fill one batch of %d x %d ranks\n",
+                    r->prog, r->n_train, o->batch, r->h.ranks);
+            return -1;
+        }
+    } else {
+        r->steps = (r->n_train + o->batch - 1) / o->batch;
+    }
+    int decay_epochs = o->decay_epochs >= 0 ? o->decay_epochs : o->epochs;
+    o->tp.decay_steps = o->tp.lr_final != o->tp.lr ? decay_epochs * r->steps : 0;
+    TRY(ram_trainer_create(r->model, r->policy, &o->tp, &r->trainer));
+    r->averaging = o->tp.average_decay > 0;
+    if (r->h.average) TRY(ram_trainer_set_gradient_hook(r->trainer, r->h.average, r->h.user));
+    return 0;
+}
+
+/* The files rank 0 will write: discovered unwritable now, not after an epoch. */
+static int check_outputs(run *r) {
+    const train_options *o = r->o;
+    return file_check_writable(r->prog, "--out", o->out) ||
+                   file_check_writable(r->prog, "--checkpoint", o->checkpoint)
+               ? -1
+               : 0;
+}
+
+/* The run's state: fresh, or --resume's (every rank's, when distributed). */
+static int start(run *r) {
+    train_options *o = r->o;
+    const train_data want = r->st.data;
+    if (r->h.start) {
+        if (r->h.start(r->trainer, r->policy, o, &r->st, r->h.user)) return -1;
+    } else if (o->resume) {
+        size_t len = 0;
+        TRY(ram_trainer_load_checkpoint(r->trainer, o->resume, &r->st, sizeof r->st, &len));
+        if (train_check_resumed(r->prog, o->resume, len, &r->st, &want)) return -1;
+    }
+    if (!o->resume || r->h.rank != 0) return 0;
+    /* The best model so far is in the first run's --out: a resume that
+     * names another file would never have it there. */
+    if (r->st.best_val < 1.0 && !file_exists(o->out)) {
+        fprintf(stderr,
+                "%s: --out %s does not exist, but the best model of the run that wrote %s "
+                "(validation error %.2f%%) is in that run's --out: give that file, or copy it "
+                "to %s\n",
+                r->prog, o->out, o->resume, 100 * r->st.best_val, o->out);
+        return -1;
+    }
+    fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n", o->resume,
+            r->st.epoch, 100 * r->st.best_val);
+    return 0;
+}
+
+/* The run in a line, and what augments its training images. */
+static void print_header(const run *r) {
+    const train_options *o = r->o;
+    char augment[160] = ""; /* at most about 90 */
+    if (o->shift || o->rotate > 0 || o->zoom > 0) {
+        int used = snprintf(augment, sizeof augment, " (training images");
+        if (o->shift)
+            used +=
+                snprintf(augment + used, sizeof augment - used, " shifted by <= %d px,", o->shift);
+        if (o->rotate > 0)
+            used += snprintf(augment + used, sizeof augment - used, " rotated by <= %g deg,",
+                             (double)o->rotate);
+        if (o->zoom > 0)
+            used += snprintf(augment + used, sizeof augment - used, " scaled by 1 +- %g,",
+                             (double)o->zoom);
+        snprintf(augment + used - 1, sizeof augment - used + 1, ")");
+    }
+    if (r->distributed)
+        fprintf(stderr, "%d ranks, batch %d per rank (%ld per step), %ld steps per epoch\n",
+                r->h.ranks, o->batch, (long)o->batch * r->h.ranks, r->steps);
+    fprintf(stderr,
+            "libram %s: %s %dx%d, %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / "
+            "%d validation images%s, batch %d, %d threads\n",
+            ram_version_string(), dataset_name(o->dataset), r->height, r->width,
+            ram_model_param_count(r->model), o->mp.glimpses, o->mp.glimpse.patch,
+            o->mp.glimpse.patch, o->mp.glimpse.depth, o->mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN",
+            r->n_train, o->val, augment, o->batch, o->threads);
+    if (o->init && !o->resume)
+        fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)\n",
+                o->init);
+}
+
+/* --log: a new file, or appended to when resuming if its columns are this run's. */
+static int open_log(run *r) {
+    const train_options *o = r->o;
+    static const char header[] = "epoch,seconds,train_error,val_error,lr,nll,reward,baseline";
+    char want[256];
+    snprintf(want, sizeof want, "%s%s\n", header, r->averaging ? ",val_error_last" : "");
+    if (r->st.epoch > 0) {
+        char line[256];
+        FILE *old = fopen(o->log, "r");
+        const int same = old && fgets(line, sizeof line, old) && !strcmp(line, want);
+        if (old) fclose(old);
+        if (old && !same) {
+            fprintf(stderr,
+                    "%s: %s has other columns than this run writes (--average %s): resume "
+                    "with the options of the run that wrote it, or log to another file\n",
+                    r->prog, o->log, r->averaging ? "on" : "off");
+            return -1;
+        }
+    }
+    r->log = fopen(o->log, r->st.epoch > 0 ? "a" : "w");
+    if (!r->log) {
+        fprintf(stderr, "%s: %s: %s\n", r->prog, o->log, strerror(errno));
+        return -1;
+    }
+    if (r->st.epoch == 0) fputs(want, r->log);
+    return 0;
+}
+
+static int alloc_batches(run *r) {
+    const train_options *o = r->o;
+    const int warp = o->rotate > 0 || o->zoom > 0;
+    r->perm = alloc(r, sizeof(int) * r->n_train);
+    r->batch_images = alloc(r, sizeof(float) * o->batch * r->pixels);
+    r->batch_labels = alloc(r, sizeof(int) * o->batch);
+    if (warp) r->warped = alloc(r, sizeof(float) * r->pixels); /* >= 28 x 28 unless mnist */
+    return r->perm && r->batch_images && r->batch_labels && (!warp || r->warped) ? 0 : -1;
+}
+
+/* Training images slice[0..n) of this epoch (its seed) into the batch. */
+static void fill_batch(run *r, const int *slice, int n, uint64_t seed) {
+    const train_options *o = r->o;
+    const int mnist = o->dataset == DATASET_MNIST, warp = o->rotate > 0 || o->zoom > 0;
+    const int h = r->height, w = r->width, n_digits = r->n_all - o->val;
+    for (int i = 0; i < n; i++) {
+        int k = slice[i];
+        float *dst = r->batch_images + (size_t)i * r->pixels;
+        if (warp) { /* the digit itself, before it is shifted or placed; a plain
+                     * image that is not shifted is warped straight into the batch */
+            const int dh = mnist ? h : 28, dw = mnist ? w : 28;
+            dataset_warp(r->images + (size_t)k * dh * dw, dh, dw, o->rotate, o->zoom, seed, k,
+                         mnist && !o->shift ? dst : r->warped);
+        }
+        if (o->shift) /* plain MNIST only (checked): moved as it is copied */
+            dataset_shift_copy(warp ? r->warped : r->images + (size_t)k * r->pixels, h, w, o->shift,
+                               seed, k, dst);
+        else if (warp && !mnist) /* clutter from training digits only, as below */
+            dataset_make_with(o->dataset, r->images, n_digits, k, r->warped, seed, dst);
+        else if (!warp) /* clutter comes from training digits only (not validation) */
+            dataset_image(o->dataset, r->images, r->pixels, n_digits, k, seed, dst);
+        r->batch_labels[i] = r->labels[k];
+    }
+}
+
+/* One epoch's steps; `last` gets the last step's report. */
+static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) {
+    const train_options *o = r->o;
+    const uint64_t seed = o->seed * 1000003u + r->st.epoch; /* this epoch's images */
+    const int ranks = r->distributed ? r->h.ranks : 1;
+    progress pr;
+    progress_start(&pr, o->quiet, t0);
+    TRY(ram_trainer_shuffle(r->trainer, r->perm, r->n_train));
+    for (long b = 0; b < r->steps; b++) {
+        /* Distributed: this rank's slice of global batch b. */
+        const int n = r->distributed     ? o->batch
+                      : b + 1 < r->steps ? o->batch
+                                         : (int)(r->n_train - b * o->batch);
+        const int *slice = r->perm + (b * ranks + r->h.rank) * o->batch;
+        fill_batch(r, slice, n, seed);
+        TRY(ram_trainer_train_batch(r->trainer, r->batch_images, r->batch_labels, n, last));
+        e->wrong += lround((1 - last->accuracy) * n);
+        e->seen += n;
+        e->nll += last->nll * n;
+        e->reward += last->reward * n;
+        e->base += last->baseline * n;
+        const double t = clock_seconds();
+        if (progress_due(&pr, t)) {
+            /* this rank's figures, scaled to the whole job */
+            const double rate = e->seen * ranks / (t - t0), done = e->seen * ranks;
+            const double total = r->distributed ? (double)r->steps * o->batch * ranks : r->n_train;
+            char eta[32];
+            clock_format((total - done) / rate, eta, sizeof eta);
+            fprintf(stderr,
+                    "%sepoch %d/%d %5.1f%%  %6.0f samples/s  ETA %s  nll %.3f  train err "
+                    "%.2f%%  reward %.3f  baseline %.3f%s",
+                    progress_lead(&pr), r->st.epoch + 1, o->epochs, 100.0 * done / total, rate, eta,
+                    e->nll / e->seen, 100.0 * e->wrong / e->seen, e->reward / e->seen,
+                    e->base / e->seen, progress_tail(&pr));
+        }
+        if (o->time_budget > 0 && r->st.elapsed + (t - t0) > o->time_budget) {
+            r->stopped = 1;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* The validation error of the weights (*last) and of the model kept (*val:
+ * the average's with --average), which is saved to --out when it is best. */
+static int validate(run *r, double *last, double *val, int *best) {
+    const train_options *o = r->o;
+    TRY(ram_trainer_evaluate(r->trainer, r->val_images, r->val_labels, o->val, last));
+    *val = *last;
+    if (!r->averaging) {
+        *best = *val < r->st.best_val;
+        if (*best) TRY(ram_model_save(r->model, o->out));
+        return 0;
+    }
+    TRY(ram_trainer_swap_average(r->trainer)); /* the average in */
+    ram_status s1 = ram_trainer_evaluate(r->trainer, r->val_images, r->val_labels, o->val, val);
+    *best = !s1 && *val < r->st.best_val;
+    ram_status s2 = *best ? ram_model_save(r->model, o->out) : RAM_OK;
+    TRY(ram_trainer_swap_average(r->trainer)); /* the trained weights back */
+    TRY(s1);
+    TRY(s2);
+    return 0;
+}
+
+/* Rank 0 after an epoch: validate, keep the best, print, log, checkpoint. */
+static int end_epoch(run *r, const epoch_sums *e, const ram_train_stats *s, double t0) {
+    double val_last, val_err;
+    int best;
+    if (validate(r, &val_last, &val_err, &best)) return -1;
+    if (best) r->st.best_val = val_err;
+    const double dt = clock_seconds() - t0;
+    r->st.elapsed += dt;
+    char el[32], last_txt[40] = "";
+    clock_format(r->st.elapsed, el, sizeof el);
+    if (r->averaging)
+        snprintf(last_txt, sizeof last_txt, "  (last weights %.2f%%)", 100 * val_last);
+    fprintf(stderr,
+            "%sepoch %3d  train err %6.2f%%  val err %6.2f%%%s%s  nll %.4f  reward %.3f  lr "
+            "%.2e  %.1fs  (total %s)%s\n",
+            isatty(2) && !r->o->quiet ? "\r" : "", r->st.epoch + 1, 100.0 * e->wrong / e->seen,
+            100 * val_err, best ? " *" : "  ", last_txt, e->nll / e->seen, e->reward / e->seen,
+            s->lr, dt, el, r->stopped ? "  [time budget reached]" : "");
+    if (r->log) {
+        fprintf(r->log, "%d,%.1f,%.5f,%.5f,%.3g,%.5f,%.5f,%.5f", r->st.epoch + 1, r->st.elapsed,
+                e->wrong / e->seen, val_err, s->lr, e->nll / e->seen, e->reward / e->seen,
+                e->base / e->seen);
+        if (r->averaging) fprintf(r->log, ",%.5f", val_last);
+        fputc('\n', r->log);
+        fflush(r->log);
+    }
+    train_state next = r->st;
+    next.epoch++;
+    TRY(ram_trainer_save_checkpoint(r->trainer, r->o->checkpoint, &next, sizeof next));
+    return 0;
+}
+
+static int epochs(run *r) {
+    for (; r->st.epoch < r->o->epochs && !r->stopped; r->st.epoch++) {
+        const double t0 = clock_seconds();
+        epoch_sums e = {0};
+        ram_train_stats s = {0};
+        if (train_epoch(r, t0, &e, &s)) return -1;
+        if (r->h.sum) { /* the whole job's figures */
+            double v[5] = {e.wrong, e.seen, e.nll, e.reward, e.base};
+            r->h.sum(v, 5, r->h.user);
+            e = (epoch_sums){v[0], v[1], v[2], v[3], v[4]};
+        }
+        if (r->h.rank != 0) { /* rank 0 evaluates and writes */
+            r->st.elapsed += clock_seconds() - t0;
+            continue;
+        }
+        if (end_epoch(r, &e, &s, t0)) return -1;
+    }
+    if (r->h.rank == 0)
+        fprintf(stderr, "best validation error %.2f%%, model in %s\n", 100 * r->st.best_val,
+                r->o->out);
+    return 0;
+}
+
+static int steps(run *r) {
+    const train_options *o = r->o;
+    if (load_data(r) || make_trainer(r)) return -1;
+    if (r->h.rank == 0 && check_outputs(r)) return -1;
+    r->st = (train_state){0,
+                          1.0,
+                          0.0,
+                          {o->dataset, o->shift, o->val, r->n_train, o->seed, o->rotate, o->zoom,
+                           o->batch, o->threads}};
+    if (start(r)) return -1;
+    if (r->h.rank == 0) print_header(r);
+    if (o->log && open_log(r)) return -1;
+    if (alloc_batches(r)) return -1;
+    return epochs(r);
+}
+
+int train_run(const tool_info *tool, train_options *o, const train_hooks *hooks) {
+    run r = {.prog = tool->name, .o = o, .h = {.rank = 0, .ranks = 1}};
+    if (hooks) {
+        r.h = *hooks;
+        r.distributed = 1;
+    }
+    int rc = steps(&r) ? TOOL_FAILED : TOOL_OK;
+    if (r.log) fclose(r.log);
+    ram_trainer_free(r.trainer);
+    ram_policy_free(r.policy);
+    ram_model_free(r.model);
+    free(r.images);
+    free(r.labels);
+    free(r.perm);
+    free(r.batch_images);
+    free(r.warped);
+    free(r.val_images);
+    free(r.batch_labels);
+    return rc;
+}
+
+int train_check_resumed(const char *prog, const char *path, size_t len, const train_state *got,
+                        const train_data *want) {
+    if (len != sizeof(train_state) && len != TRAIN_STATE_NO_WARP && len != TRAIN_STATE_OLD) {
+        fprintf(stderr, "%s: %s was not written by ram-train\n", prog, path);
+        return -1;
+    }
+    if (len == TRAIN_STATE_OLD) return 0;
+    train_data had = got->data;
+    if (len == TRAIN_STATE_NO_WARP) /* written before --rotate and --zoom existed */
+        had.rotate = had.zoom = 0;
+    if (len == TRAIN_STATE_NO_WARP || had.batch == 0) { /* before batch and threads were kept */
+        had.batch = want->batch;
+        had.threads = want->threads;
+    }
+    /* A step's result depends on both: another value cannot continue exactly. */
+    const char *option = had.batch != want->batch ? "--batch" : "--threads";
+    if (had.batch != want->batch || had.threads != want->threads) {
+        const int was = had.batch != want->batch ? had.batch : had.threads;
+        const int now = had.batch != want->batch ? want->batch : want->threads;
+        fprintf(stderr, "%s: %s was written with %s %d: resume it with %s %d, not %d\n", prog, path,
+                option, was, option, was, now);
+        return -1;
+    }
+    if (!memcmp(&had, want, sizeof *want)) return 0;
+    fprintf(stderr,
+            "%s: %s is a run on other images (--dataset %s --shift %d --rotate %g --zoom %g "
+            "--val %d, %d training images, --seed %llu); resume it with those options\n",
+            prog, path, dataset_name((dataset_kind)had.dataset), (int)had.shift, (double)had.rotate,
+            (double)had.zoom, (int)had.val, (int)had.train, (unsigned long long)had.seed);
+    return -1;
+}

@@ -1,0 +1,198 @@
+/* ram-train's options: the table --help, the man page and the parser share. */
+#include "train.h"
+
+#include "datasets.h"
+
+#include <float.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DESCRIPTION                                                                                \
+    "Train a Recurrent Attention Model on MNIST (IDX files) or on a translated or cluttered set "  \
+    "made from it.  Keeps the model with the best validation error in --out, writes a "            \
+    "checkpoint after every epoch (--resume continues from it exactly), prints a live progress "   \
+    "line and one line per epoch, and can log the epochs as CSV."
+
+const tool_info train_tool = {"ram-train", "train a Recurrent Attention Model on MNIST",
+                              "[options]", DESCRIPTION};
+
+const tool_info train_tool_mpi = {
+    "ram-train-mpi", "train a Recurrent Attention Model on MNIST with MPI",
+    "[options] (under mpirun -np N)",
+    DESCRIPTION "\n\nData-parallel: every rank trains on its own --batch images of each global "
+                "batch of N x --batch (the remainder that does not fill a global batch is left "
+                "out), and the gradients are averaged with one MPI_Allreduce per step, so that "
+                "a step equals one process's step on the N x --batch images up to float "
+                "rounding.  --resume works with any number of ranks.  Rank 0 evaluates, prints "
+                "and writes the files.  --time-budget is not supported."};
+
+static const int core_values[] = {RAM_CORE_RNN, RAM_CORE_LSTM};
+static const int form_values[] = {RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT};
+static const int bound_values[] = {RAM_BOUND_TANH, RAM_BOUND_HARDTANH};
+static const int baseline_values[] = {RAM_BASELINE_LINEAR, RAM_BASELINE_SCALAR, RAM_BASELINE_NONE};
+static const int optim_values[] = {RAM_OPT_ADAM, RAM_OPT_SGD};
+
+#define COUNT 1e9 /* the largest count an option takes */
+#define ANY   -FLT_MAX, FLT_MAX
+
+/* The table, pointing into o, lr_final and reinforce_core (a flag that
+ * clears detach_core); each option once.  Longer than a function should be
+ * because it is data: one entry per option, nothing to cut. */
+static size_t train_table(train_options *o, float *lr_final, int *reinforce_core, tool_opt *t) {
+    ram_model_params *mp = &o->mp;
+    ram_policy_params *pp = &o->pp;
+    ram_trainer_params *tp = &o->tp;
+    const tool_opt opts[] = {
+        {"--data", OPT_STRING, &o->data, .meta = "DIR", .section = "data and run",
+         .help = "directory with the four MNIST IDX files"},
+        {"--dataset", OPT_CHOICE, &o->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
+         .help = "the set to train on; the training images of a translated or cluttered set are "
+                 "placed afresh every epoch"},
+        {"--epochs", OPT_INT, &o->epochs, 1, COUNT, .meta = "N", .help = "epochs"},
+        {"--batch", OPT_INT, &o->batch, 1, 65536, .meta = "N", .help = "batch size"},
+        {"--seed", OPT_LONG, &o->seed, 0, 18446744073709551615.0, .meta = "N",
+         .help = "seed of initialisation, sampling and shuffling"},
+        {"--threads", OPT_INT, &o->threads, 1, 256, .meta = "N", .help = "worker threads"},
+        {"--val", OPT_INT, &o->val, 1, COUNT, .meta = "N",
+         .help = "validation images: the last N training images"},
+        {"--train-limit", OPT_INT, &o->train_limit, 1, COUNT, .meta = "N", .def = "all",
+         .help = "use only the first N training images"},
+        {"--shift", OPT_INT, &o->shift, 0, 8, .meta = "N",
+         .help = "mnist only: move each training image by up to N pixels (uniform, zeros "
+                 "fill), afresh every epoch"},
+        {"--rotate", OPT_FLOAT, &o->rotate, 0, 45, .meta = "DEG",
+         .help = "rotate each training digit by up to DEG degrees (uniform, bilinear, afresh "
+                 "every epoch, before it is placed)"},
+        {"--zoom", OPT_FLOAT, &o->zoom, 0, 0.5, .meta = "F",
+         .help = "scale each training digit by 1 - F to 1 + F (as --rotate)"},
+        {"--time-budget", OPT_DOUBLE, &o->time_budget, 0, DBL_MAX, .meta = "SEC", .def = "none",
+         .help = "stop after this many seconds of training"},
+        {"--out", OPT_STRING, &o->out, .meta = "FILE",
+         .help = "best model by validation error; with --resume, the file of the run that "
+                 "wrote the checkpoint (it holds that run's best model so far)"},
+        {"--checkpoint", OPT_STRING, &o->checkpoint, .meta = "FILE", .def = "OUT.ckpt",
+         .help = "checkpoint written every epoch"},
+        {"--resume", OPT_STRING, &o->resume, .meta = "FILE",
+         .help = "continue from a checkpoint, exactly: with the same options, --batch and "
+                 "--threads (refused otherwise); a larger --epochs stretches the lr decay (when "
+                 "it is not set by --decay-epochs)"},
+        {"--init", OPT_STRING, &o->init, .meta = "MODEL",
+         .help = "start from a saved model's weights (fine-tuning, or a run continued without "
+                 "its checkpoint): the model options come from MODEL and may not be given; the "
+                 "optimizer and the baseline start afresh; the batch order follows MODEL's "
+                 "saved seed (--seed still sets sampling, placement and clutter)"},
+        {"--log", OPT_STRING, &o->log, .meta = "FILE",
+         .help = "per-epoch CSV: epoch,seconds,train_error,val_error,lr,nll,reward,baseline"},
+        {"--quiet", OPT_FLAG, &o->quiet, .help = "no live progress line"},
+        {"--glimpses", OPT_INT, &mp->glimpses, 1, COUNT, .meta = "N", .section = "model",
+         .flags = OPT_GROUP, .help = "glimpses per image"},
+        {"--patch", OPT_INT, &mp->glimpse.patch, 1, COUNT, .meta = "N", .flags = OPT_GROUP,
+         .help = "side of the retina's finest square, in pixels"},
+        {"--depth", OPT_INT, &mp->glimpse.depth, 1, COUNT, .meta = "N", .flags = OPT_GROUP,
+         .help = "scales of the retina"},
+        {"--scale", OPT_FLOAT, &mp->glimpse.scale, ANY, .meta = "F", .flags = OPT_GROUP,
+         .help = "each scale's side over the previous one's"},
+        {"--glimpse-hidden", OPT_INT, &mp->glimpse_hidden, 1, COUNT, .meta = "N",
+         .flags = OPT_GROUP, .help = "units of the glimpse network's retina layer"},
+        {"--loc-hidden", OPT_INT, &mp->loc_hidden, 1, COUNT, .meta = "N", .flags = OPT_GROUP,
+         .help = "units of the glimpse network's location layer"},
+        {"--glimpse-out", OPT_INT, &mp->glimpse_out, 1, COUNT, .meta = "N", .flags = OPT_GROUP,
+         .help = "units of the glimpse feature"},
+        {"--hidden", OPT_INT, &mp->core_hidden, 1, COUNT, .meta = "N", .flags = OPT_GROUP,
+         .help = "units of the core"},
+        {"--core", OPT_CHOICE, &mp->core, .choices = "rnn|lstm", .values = core_values, .meta = "C",
+         .flags = OPT_GROUP, .help = "the core network"},
+        {"--form", OPT_CHOICE, &mp->form, .choices = "additive|concat", .values = form_values,
+         .meta = "F", .flags = OPT_GROUP, .help = "how the glimpse network joins its inputs"},
+        {"--bound", OPT_CHOICE, &mp->bound, .choices = "tanh|hardtanh", .values = bound_values,
+         .meta = "B", .flags = OPT_GROUP, .help = "how the location mean is kept in [-1, 1]"},
+        {"--std", OPT_FLOAT, &mp->loc_std, ANY, .meta = "F", .flags = OPT_GROUP,
+         .help = "standard deviation of the location policy"},
+        {"--unit-pixels", OPT_FLOAT, &mp->loc_range_pixels, ANY, .meta = "F", .flags = OPT_GROUP,
+         .help = "pixels of one location unit (0 = the image's edge)"},
+        {"--init-scale", OPT_FLOAT, &mp->init_scale, ANY, .meta = "F", .flags = OPT_GROUP,
+         .help = "scale of the initial weights"},
+        {"--baseline", OPT_CHOICE, &pp->baseline, .choices = "linear|scalar|none",
+         .values = baseline_values, .meta = "B", .section = "policy",
+         .help = "REINFORCE's baseline"},
+        {"--reward-scale", OPT_FLOAT, &pp->reward_scale, ANY, .meta = "F",
+         .help = "weight of the REINFORCE term"},
+        {"--discount", OPT_FLOAT, &pp->discount, ANY, .meta = "F", .help = "reward discount"},
+        {"--reinforce-core", OPT_FLAG, reinforce_core,
+         .help = "let REINFORCE train the core too (default: the location network only)"},
+        {"--optim", OPT_CHOICE, &tp->optimizer, .choices = "adam|sgd", .values = optim_values,
+         .meta = "O", .section = "optimizer", .help = "the optimizer"},
+        {"--lr", OPT_FLOAT, &tp->lr, ANY, .meta = "F", .help = "learning rate"},
+        {"--lr-final", OPT_FLOAT, lr_final, ANY, .meta = "F", .def = "= --lr",
+         .help = "learning rate reached by a linear decay"},
+        {"--decay-epochs", OPT_INT, &o->decay_epochs, 0, COUNT, .meta = "N", .def = "= --epochs",
+         .help = "the linear lr decay's length in epochs"},
+        {"--momentum", OPT_FLOAT, &tp->momentum, ANY, .meta = "F", .help = "SGD momentum"},
+        {"--nesterov", OPT_FLAG, &tp->nesterov, .help = "SGD: Nesterov momentum"},
+        {"--clip", OPT_FLOAT, &tp->clip_norm, ANY, .meta = "F",
+         .help = "clip the gradient's norm to F (0 = off)"},
+        {"--weight-decay", OPT_FLOAT, &tp->weight_decay, ANY, .meta = "F",
+         .help = "decoupled weight decay, AdamW style (0 = off)"},
+        {"--average", OPT_FLOAT, &tp->average_decay, 0, 1, .meta = "F", .flags = OPT_OPEN_HI,
+         .help = "keep a moving average of the weights with this decay per step, e.g. 0.9998 "
+                 "(0 = off): the validation error and --out are then the average's, and the CSV "
+                 "gains val_error_last, the last weights' validation error; --resume with the "
+                 "same F"},
+        {"--beta1", OPT_FLOAT, &tp->beta1, ANY, .meta = "F", .help = "Adam's first-moment decay"},
+        {"--beta2", OPT_FLOAT, &tp->beta2, ANY, .meta = "F", .help = "Adam's second-moment decay"},
+        {"--adam-eps", OPT_FLOAT, &tp->eps, ANY, .meta = "F", .help = "Adam's epsilon"},
+    };
+    memcpy(t, opts, sizeof opts);
+    return sizeof opts / sizeof *opts;
+}
+
+/* The combinations the table cannot say; TOOL_OK or TOOL_USAGE. */
+static int check(const tool_info *tool, const tool_opt *t, size_t n, train_options *o) {
+    int last = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((t[i].flags & OPT_GROUP) && t[i].seen > last) {
+            last = t[i].seen;
+            o->model_flag = t[i].name;
+        }
+    if (o->init && o->model_flag)
+        return opts_usage_error(
+            tool, "--init takes the model's architecture, std and range from %s; drop %s", o->init,
+            o->model_flag);
+    if (o->shift && o->dataset != DATASET_MNIST)
+        return opts_usage_error(tool, "--shift is for --dataset mnist; the other sets already "
+                                      "place each digit afresh every epoch");
+    return TOOL_OK;
+}
+
+int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) {
+    memset(o, 0, sizeof *o);
+    o->data = "data/mnist";
+    o->out = "ram-mnist.ram";
+    o->epochs = 100;
+    o->batch = 64;
+    o->threads = 2;
+    o->val = 10000;
+    o->seed = 1;
+    o->decay_epochs = -1;
+    ram_model_params_init(&o->mp);
+    ram_policy_params_init(&o->pp);
+    ram_trainer_params_init(&o->tp);
+    float lr_final = -1;
+    int reinforce_core = 0;
+    tool_opt t[64];
+    const size_t n = train_table(o, &lr_final, &reinforce_core, t);
+    int r = opts_parse(tool, t, n, argc, argv);
+    if (!r) r = check(tool, t, n, o);
+    if (r) return r;
+    if (reinforce_core) o->pp.detach_core = 0;
+    if (!o->checkpoint) {
+        snprintf(o->checkpoint_default, sizeof o->checkpoint_default, "%s.ckpt", o->out);
+        o->checkpoint = o->checkpoint_default;
+    }
+    o->tp.lr_final = lr_final >= 0 ? lr_final : o->tp.lr;
+    o->tp.max_batch = o->batch;
+    o->tp.threads = o->threads;
+    o->mp.seed = o->seed;
+    o->pp.seed = o->seed * 0x9e3779b97f4a7c15ULL + 1;
+    return TOOL_OK;
+}

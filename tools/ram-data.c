@@ -1,0 +1,204 @@
+/*
+ * ram-data: export the translated and cluttered MNIST sets of
+ * tools/common/datasets.h as IDX files, byte for byte what the other tools use.
+ *
+ *   test   the fixed test set ram-eval and ram-glimpses use: the 10,000 t10k
+ *          digits placed with DATASET_TEST_SEED, clutter from the t10k digits
+ *   val    ram-train's validation set: the last N (--val, 10000) training
+ *          digits placed with DATASET_VAL_SEED, clutter from all 60,000
+ *   train  the training images of epoch E (1-based, as ram-train prints and
+ *          logs it) of a run with --seed S: the first 60000 - N digits, each
+ *          placed with seed S * 1000003 + (E - 1), clutter from those digits.
+ *          They are written in digit order; ram-train visits them shuffled.
+ *
+ * Files: OUTDIR/<name>-<split>-images-idx3-ubyte and -labels-idx1-ubyte, where
+ * split is t10k, val or train-e<E>-s<S>, so idx_load_mnist(OUTDIR,
+ * "<name>-t10k", ...) and `ram-eval --split <name>-t10k` read them back.  The
+ * output depends only on the MNIST files and the arguments: running it twice
+ * gives identical bytes (see docs/datasets.md for the checksums).
+ *
+ * stdout gets the two paths, one per line (`sha256sum $(ram-data ...)`);
+ * stderr a summary.
+ */
+#include "datasets.h"
+#include "idx.h"
+#include "opts.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef enum split { SPLIT_TEST, SPLIT_TRAIN, SPLIT_VAL } split;
+static const int split_values[] = {SPLIT_TEST, SPLIT_TEST, SPLIT_TRAIN, SPLIT_VAL};
+
+static const tool_info tool = {
+    "ram-data", "write translated and cluttered MNIST as IDX files",
+    "--dataset NAME --data DIR --out OUTDIR [options]",
+    "Write a data set as IDX files OUTDIR/<name>-<split>-images-idx3-ubyte and "
+    "-labels-idx1-ubyte (split: t10k, val or train-e<E>-s<S>), byte for byte the images the "
+    "other tools use.  The two paths go to stdout, a summary to stderr."};
+
+typedef struct options {
+    const char *data, *out;
+    int dataset, split, epoch, val;
+    uint64_t seed;
+} options;
+
+static int parse(int argc, char **argv, options *o) {
+    *o = (options){.split = SPLIT_TEST, .epoch = 1, .val = 10000, .seed = 1};
+    tool_opt t[] = {
+        {"--dataset", OPT_CHOICE, &o->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
+         .flags = OPT_REQUIRED, .def = "", .help = "the set"},
+        {"--data", OPT_STRING, &o->data, .meta = "DIR", .flags = OPT_REQUIRED,
+         .help = "directory with the four MNIST IDX files"},
+        {"--out", OPT_STRING, &o->out, .meta = "OUTDIR", .flags = OPT_REQUIRED,
+         .help = "output directory (created if missing)"},
+        {"--split", OPT_CHOICE, &o->split, .choices = "test|t10k|train|val", .values = split_values,
+         .meta = "S",
+         .help = "test: the fixed test set of ram-eval and ram-glimpses (t10k is the same); val: "
+                 "ram-train's validation set; train: ram-train's training images of one epoch"},
+        {"--epoch", OPT_INT, &o->epoch, 1, 1e9, .meta = "E",
+         .help = "train: the epoch as ram-train prints it, from 1"},
+        {"--seed", OPT_LONG, &o->seed, 0, 18446744073709551615.0, .meta = "S",
+         .help = "train: ram-train's --seed"},
+        {"--val", OPT_INT, &o->val, 1, 2147483647.0, .meta = "N",
+         .help = "train, val: ram-train's --val"},
+    };
+    const size_t n = sizeof t / sizeof *t;
+    int r = opts_parse(&tool, t, n, argc, argv);
+    if (r) return r;
+    /* Silently ignoring these would export a different set than the user
+     * thinks. */
+    if (o->split != SPLIT_TRAIN &&
+        (opts_find(t, n, "--epoch")->seen || opts_find(t, n, "--seed")->seen))
+        return opts_usage_error(&tool, "--epoch and --seed apply to --split train only");
+    if (o->split == SPLIT_TEST && opts_find(t, n, "--val")->seen)
+        return opts_usage_error(&tool, "--val applies to --split train and val only");
+    return TOOL_OK;
+}
+
+/* Create `dir` if it does not exist (one level, like mkdir without -p). */
+static int ensure_dir(const char *dir) {
+    struct stat st;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "ram-data: cannot create directory %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "ram-data: %s is not a directory\n", dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* Which digits, from which pool of clutter, with which seed: the same three
+ * choices ram-train, ram-eval and ram-glimpses make. */
+typedef struct selection {
+    int first, count, pool;
+    uint64_t seed;
+    char name[96]; /* t10k, val or train-e<E>-s<S> */
+} selection;
+
+static int select_images(const options *o, int n_all, selection *sel) {
+    *sel = (selection){0, n_all, n_all, DATASET_TEST_SEED, "t10k"};
+    if (o->split != SPLIT_TEST && o->val >= n_all) {
+        fprintf(stderr, "ram-data: --val %d leaves no training images (of %d)\n", o->val, n_all);
+        return -1;
+    }
+    if (o->split == SPLIT_TRAIN) {
+        sel->count = sel->pool = n_all - o->val;
+        /* ram-train: seed * 1000003u + epoch, its epoch counter starting at 0. */
+        sel->seed = o->seed * 1000003u + (uint64_t)(o->epoch - 1);
+        snprintf(sel->name, sizeof sel->name, "train-e%d-s%llu", o->epoch,
+                 (unsigned long long)o->seed);
+    } else if (o->split == SPLIT_VAL) {
+        sel->first = n_all - o->val;
+        sel->count = o->val;
+        sel->seed = DATASET_VAL_SEED;
+        snprintf(sel->name, sizeof sel->name, "val");
+    }
+    return 0;
+}
+
+/* The selected images and their labels as two IDX files in --out, whose
+ * paths go to stdout. */
+static int write_set(const options *o, const selection *sel, const float *images, const int *labels,
+                     int side) {
+    char err[1024], img_path[4096], lab_path[4096];
+    if (ensure_dir(o->out) != 0) return -1;
+    const char *name = dataset_name(o->dataset);
+    int k1 =
+        snprintf(img_path, sizeof img_path, "%s/%s-%s-images-idx3-ubyte", o->out, name, sel->name);
+    int k2 =
+        snprintf(lab_path, sizeof lab_path, "%s/%s-%s-labels-idx1-ubyte", o->out, name, sel->name);
+    if (k1 < 0 || (size_t)k1 >= sizeof img_path || k2 < 0 || (size_t)k2 >= sizeof lab_path) {
+        fprintf(stderr, "ram-data: output path too long\n");
+        return -1;
+    }
+    if (idx_save_images(img_path, images, sel->count, side, side, err, sizeof err) != 0 ||
+        idx_save_labels(lab_path, labels + sel->first, sel->count, err, sizeof err) != 0) {
+        fprintf(stderr, "ram-data: %s\n", err);
+        return -1;
+    }
+    printf("%s\n%s\n", img_path, lab_path);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ram-data: error writing output\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int export(const options *o, const float *digits, const int *labels, int n_all) {
+    const char *mnist_split = o->split == SPLIT_TEST ? "t10k" : "train";
+    selection sel;
+    if (select_images(o, n_all, &sel)) return -1;
+    const int side = dataset_side(o->dataset);
+    const size_t pixels = (size_t)side * (size_t)side;
+    float *images = malloc((size_t)sel.count * pixels * sizeof *images);
+    if (!images) {
+        fprintf(stderr, "ram-data: out of memory for %d images of %d x %d\n", sel.count, side,
+                side);
+        return -1;
+    }
+    for (int i = 0; i < sel.count; i++)
+        dataset_make(o->dataset, digits, sel.pool, sel.first + i, sel.seed,
+                     images + (size_t)i * pixels);
+    int rc = write_set(o, &sel, images, labels, side);
+    free(images);
+    if (rc) return -1;
+    fprintf(stderr, "ram-data: %s %s: %d images %dx%d, digits %d..%d of %s/%s",
+            dataset_name(o->dataset), sel.name, sel.count, side, side, sel.first,
+            sel.first + sel.count - 1, o->data, mnist_split);
+    if (o->dataset == DATASET_MNIST)
+        fprintf(stderr, " as they are\n");
+    else
+        fprintf(stderr, " placed with seed %llu, clutter from digits 0..%d\n",
+                (unsigned long long)sel.seed, sel.pool - 1);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    int parsed = parse(argc, argv, &o);
+    if (parsed) return opts_exit(parsed);
+    int rc = TOOL_FAILED, n_all = 0, h = 0, w = 0;
+    float *digits = NULL;
+    int *labels = NULL;
+    const char *mnist_split = o.split == SPLIT_TEST ? "t10k" : "train";
+    /* The digits as they are (mnist), checked for every set just below. */
+    if (dataset_load("ram-data", o.data, mnist_split, DATASET_MNIST, &digits, &labels, &n_all, &h,
+                     &w) != 0)
+        return TOOL_FAILED;
+    if (h != 28 || w != 28)
+        fprintf(stderr, "ram-data: %s/%s has %d x %d images, not MNIST's 28 x 28\n", o.data,
+                mnist_split, h, w);
+    else if (!export(&o, digits, labels, n_all))
+        rc = TOOL_OK;
+    free(labels);
+    free(digits);
+    return rc;
+}

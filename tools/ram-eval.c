@@ -1,0 +1,420 @@
+/*
+ * ram-eval: test error of a saved RAM model on MNIST (its test set by
+ * default), or on the translated and cluttered test sets made from it
+ * (tools/common/datasets.h).
+ *
+ * Shows how to share one read-only ram_model between threads, each with its
+ * own ram_state (and its own ram_policy when locations are random).
+ */
+#include "blas.h"
+#include "clock.h"
+#include "datasets.h"
+#include "testset.h"
+
+#include <ram/ram.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_THREADS 256
+
+static const tool_info tool = {
+    "ram-eval", "measure a Recurrent Attention Model's error on MNIST",
+    "--model FILE --data DIR [options]",
+    "Classify the MNIST test set (DIR/t10k-*-ubyte) with a saved model and print the test error, "
+    "the confusion matrix and the time taken.  On a translated or cluttered set also where the "
+    "glimpses went: the share of images with a glimpse on the digit (its finest window wholly "
+    "inside the digit's 28x28 box), the glimpses on the digit per image, and the share of "
+    "images whose glimpse 1, 2, ... was on the digit (JSON: found, found_wrong, "
+    "glimpses_on_digit, on_digit_by_glimpse)."};
+
+static const int precision_values[] = {RAM_PRECISION_FLOAT, RAM_PRECISION_HALF};
+
+typedef struct options {
+    testset_options set;
+    int batch, threads, limit, json, no_clutter, sampled;
+    int precision; /* ram_precision */
+} options;
+
+static int parse(int argc, char **argv, options *o) {
+    *o = (options){.batch = 100, .threads = 1};
+    tool_opt t[TESTSET_OPTIONS + 8];
+    size_t n = testset_table(&o->set, t);
+    const tool_opt more[] = {
+        {"--sampled", OPT_FLAG, &o->sampled, .help = "the same as --policy sampled"},
+        {"--no-clutter", OPT_FLAG, &o->no_clutter,
+         .help = "cluttered sets: each digit where the set puts it, but without the clutter "
+                 "(how much of the error is the clutter's)"},
+        {"--batch", OPT_INT, &o->batch, 1, 100000, .meta = "N",
+         .help = "images per ram_model_classify call"},
+        {"--threads", OPT_INT, &o->threads, 1, MAX_THREADS, .meta = "N",
+         .help = "worker threads, each with its own ram_state"},
+        {"--precision", OPT_CHOICE, &o->precision, .choices = "float|half",
+         .values = precision_values, .meta = "P",
+         .help = "weights: as they are, or every parameter rounded to IEEE half precision "
+                 "(ram_state_set_precision)"},
+        {"--limit", OPT_INT, &o->limit, 1, 2147483647.0, .meta = "N", .def = "all",
+         .help = "evaluate only the first N images"},
+        {"--json", OPT_FLAG, &o->json, .help = "print one JSON object and nothing else"},
+    };
+    memcpy(t + n, more, sizeof more);
+    n += sizeof more / sizeof *more;
+    int r = opts_parse(&tool, t, n, argc, argv);
+    if (r) return r;
+    const tool_opt *policy = opts_find(t, n, "--policy");
+    if (o->sampled) {
+        if (policy->seen && o->set.source != RAM_LOCS_SAMPLED)
+            return opts_usage_error(&tool, "--sampled contradicts --policy %s",
+                                    testset_policy_name(o->set.source));
+        o->set.source = RAM_LOCS_SAMPLED;
+    }
+    if (o->no_clutter && dataset_pieces((dataset_kind)o->set.dataset) == 0)
+        return opts_usage_error(&tool, "--no-clutter needs --dataset cluttered60 or cluttered100");
+    return testset_check(&tool, &o->set);
+}
+
+/* Everything a worker needs; workers share the model, images and results
+ * arrays but write disjoint parts of `pred`.  For a translated or cluttered
+ * set each worker places its own batches from the digits: dataset_make() is
+ * pure, and this keeps memory at one batch per thread instead of the whole
+ * set (400 MB for cluttered100). */
+typedef struct job {
+    const ram_model *model;
+    const float *images; /* the images, or the 28 x 28 digits to place */
+    int *pred;
+    uint64_t *on_digit; /* placed sets: per image, bit g set if glimpse g hit the digit */
+    int n, batch, pixels, side, glimpses, patch;
+    dataset_kind dataset;
+    int no_clutter;     /* place the digits as the set does, on an empty canvas */
+    int n_digits;       /* digits clutter is drawn from (the whole split) */
+    uint64_t data_seed; /* DATASET_TEST_SEED or DATASET_VAL_SEED */
+    ram_loc_source source;
+    ram_precision precision;
+    uint64_t seed;
+    int index, stride; /* this worker takes batches index, index+stride, ... */
+    ram_status status;
+    char error[512];
+} job;
+
+static ram_status job_fail(job *j, ram_status s, const char *what) {
+    /* ram_last_error() is per thread: copy it before the thread ends. */
+    j->status = s;
+    snprintf(j->error, sizeof j->error, "%s: %s (%s)", what, ram_last_error(),
+             ram_status_string(s));
+    return s;
+}
+
+/*
+ * Which of image `index`'s glimpses (locs: glimpses x 2, the retina's [-1, 1]
+ * frame) landed on its digit, as a mask with bit g for glimpse g: the
+ * glimpse's finest window (patch x patch pixels, centred as lib/glimpse.c
+ * centres it) lies wholly inside the 28 x 28 box the digit was placed in.
+ * With a 12-pixel patch that is a centre within 8 pixels of the digit's
+ * centre in x and in y.
+ */
+static uint64_t glimpses_on_digit(const job *j, int index, const float *locs) {
+    int x0, y0;
+    uint64_t hits = 0; /* glimpses <= 64 (ram_model_create's limit) */
+    dataset_digit_origin(j->dataset, j->n_digits, index, j->data_seed, &x0, &y0);
+    const double reach = 14.0 - 0.5 * j->patch; /* 28 / 2 - patch / 2 */
+    for (int g = 0; g < j->glimpses; g++) {
+        const double px = (locs[2 * g] + 1.0) * j->side * 0.5;
+        const double py = (locs[2 * g + 1] + 1.0) * j->side * 0.5;
+        if (fabs(px - (x0 + 14.0)) <= reach && fabs(py - (y0 + 14.0)) <= reach)
+            hits |= (uint64_t)1 << g;
+    }
+    return hits;
+}
+
+/* Batch b of the job's images, classified with st (and pol). */
+static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float *placed,
+                            float *locs) {
+    const int first = b * j->batch;
+    const int count = j->n - first < j->batch ? j->n - first : j->batch;
+    const float *img = placed;
+    if (placed) {
+        for (int i = 0; i < count; i++)
+            (j->no_clutter ? dataset_make_uncluttered
+                           : dataset_make)(j->dataset, j->images, j->n_digits, first + i,
+                                           j->data_seed, placed + (size_t)i * (size_t)j->pixels);
+    } else {
+        img = j->images + (size_t)first * (size_t)j->pixels;
+    }
+    /* Reseed per batch, not per thread, so the result depends on the seed
+     * and batch size but not on how many threads ran. */
+    if (pol) ram_policy_seed(pol, j->seed + (uint64_t)b * 0x9E3779B97F4A7C15ull);
+    ram_status s =
+        testset_classify(j->model, st, j->source, pol, img, count, j->pred + first, NULL, locs);
+    if (s != RAM_OK)
+        return job_fail(
+            j, s, j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
+    for (int i = 0; locs && i < count; i++)
+        j->on_digit[first + i] =
+            glimpses_on_digit(j, first + i, locs + (size_t)i * (size_t)j->glimpses * 2);
+    return RAM_OK;
+}
+
+static void *run_job(void *arg) {
+    job *j = arg;
+    ram_state *st = NULL;
+    ram_policy *pol = NULL;
+    float *placed = NULL, *locs = NULL;
+    if (j->dataset != DATASET_MNIST) {
+        placed = malloc((size_t)j->batch * (size_t)j->pixels * sizeof *placed);
+        locs = malloc((size_t)j->batch * (size_t)j->glimpses * 2 * sizeof *locs);
+        if (!placed || !locs) {
+            j->status = RAM_ERR_OUT_OF_MEMORY;
+            snprintf(j->error, sizeof j->error, "out of memory for a batch of %d images", j->batch);
+            goto done;
+        }
+    }
+    ram_status s = ram_state_create(j->model, j->batch, &st);
+    if (s == RAM_OK) s = ram_state_set_precision(st, j->precision);
+    if (s != RAM_OK) {
+        job_fail(j, s, "ram_state_create");
+        goto done;
+    }
+    if ((s = testset_policy(j->model, j->source, j->seed, &pol)) != RAM_OK) {
+        job_fail(j, s, "ram_policy_create");
+        goto done;
+    }
+    int nbatches = (j->n + j->batch - 1) / j->batch;
+    for (int b = j->index; b < nbatches; b += j->stride)
+        if (job_batch(j, b, st, pol, placed, locs) != RAM_OK) break;
+done:
+    ram_policy_free(pol);
+    ram_state_free(st);
+    free(placed);
+    free(locs);
+    return NULL;
+}
+
+/* Print `s` as a JSON string literal. */
+static void json_string(const char *s) {
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+/* What the run found, over all images. */
+typedef struct result {
+    long errors, found, found_wrong, on_total, by_glimpse[64];
+    long *confusion; /* classes x classes */
+    double error, seconds;
+} result;
+
+/* Classify the set with `threads` workers (none for one); fills pred and
+ * on_digit.  0, or -1 with the reason on stderr. */
+static int classify_all(const options *o, const testset *s, int n, int *pred, uint64_t *on_digit,
+                        double *seconds) {
+    int nbatches = (n + o->batch - 1) / o->batch;
+    int nthreads = o->threads < nbatches ? o->threads : nbatches;
+    job *jobs = calloc((size_t)nthreads, sizeof *jobs);
+    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
+    int rc = -1, started = 0;
+    if (!jobs || !tids) {
+        fprintf(stderr, "ram-eval: out of memory\n");
+        goto done;
+    }
+    double t0 = clock_seconds();
+    for (int t = 0; t < nthreads; t++) {
+        jobs[t] =
+            (job){.model = s->model,
+                  .images = s->images,
+                  .pred = pred,
+                  .on_digit = on_digit,
+                  .n = n,
+                  .batch = o->batch,
+                  .pixels = s->h * s->w,
+                  .side = s->w,
+                  .glimpses = s->mp.glimpses,
+                  .patch = s->mp.glimpse.patch,
+                  .dataset = (dataset_kind)o->set.dataset,
+                  .no_clutter = o->no_clutter,
+                  .n_digits = s->n, /* clutter comes from the whole split, even with --limit */
+                  .data_seed = s->seed,
+                  .source = (ram_loc_source)o->set.source,
+                  .precision = (ram_precision)o->precision,
+                  .seed = o->set.seed,
+                  .index = t,
+                  .stride = nthreads,
+                  .status = RAM_OK};
+        if (nthreads == 1) {
+            run_job(&jobs[t]); /* no thread needed: keeps the simple case simple */
+            continue;
+        }
+        int e = pthread_create(&tids[t], NULL, run_job, &jobs[t]);
+        if (e != 0) {
+            fprintf(stderr, "ram-eval: cannot start thread %d: %s\n", t, strerror(e));
+            break;
+        }
+        started++;
+    }
+    for (int t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    *seconds = clock_seconds() - t0;
+    if (nthreads > 1 && started < nthreads) goto done;
+    for (int t = 0; t < nthreads; t++) {
+        if (jobs[t].status != RAM_OK) {
+            fprintf(stderr, "ram-eval: %s\n", jobs[t].error);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(tids);
+    free(jobs);
+    return rc;
+}
+
+/* The error and confusion matrix and, for the placed sets (the digit's box
+ * is known), where the glimpses went: images with a glimpse on the digit,
+ * overall and among the wrong ones, and glimpses on the digit per image. */
+static void summarise(const options *o, const testset *s, int n, const int *pred,
+                      const uint64_t *on_digit, result *r) {
+    const int classes = s->mp.classes;
+    for (int i = 0; i < n; i++) {
+        r->errors += pred[i] != s->labels[i];
+        if (pred[i] >= 0 && pred[i] < classes)
+            r->confusion[(size_t)s->labels[i] * (size_t)classes + (size_t)pred[i]]++;
+    }
+    r->error = (double)r->errors / n;
+    for (int i = 0; o->set.dataset != DATASET_MNIST && i < n; i++) {
+        r->found += on_digit[i] != 0;
+        r->found_wrong += on_digit[i] != 0 && pred[i] != s->labels[i];
+        for (int g = 0; g < s->mp.glimpses; g++) {
+            const int hit = (on_digit[i] >> g) & 1;
+            r->on_total += hit;
+            r->by_glimpse[g] += hit;
+        }
+    }
+}
+
+static void print_json(const options *o, const testset *s, int n, const result *r) {
+    const ram_model_params *mp = &s->mp;
+    printf("{\"test_error\": %.6f, \"n\": %d, \"errors\": %ld, \"glimpses\": %d, "
+           "\"policy\": \"%s\", \"precision\": \"%s\", \"dataset\": \"%s\", \"model\": ",
+           r->error, n, r->errors, mp->glimpses, testset_policy_name(o->set.source),
+           o->precision == RAM_PRECISION_HALF ? "half" : "float",
+           dataset_name((dataset_kind)o->set.dataset));
+    json_string(o->set.model);
+    if (o->no_clutter) printf(", \"no_clutter\": true");
+    if (o->set.dataset != DATASET_MNIST) {
+        printf(", \"found\": %.4f, \"found_wrong\": ", (double)r->found / n);
+        if (r->errors) /* a share of no images is not a number */
+            printf("%.4f", (double)r->found_wrong / r->errors);
+        else
+            printf("null");
+        printf(", \"glimpses_on_digit\": %.3f, \"on_digit_by_glimpse\": [",
+               (double)r->on_total / n);
+        for (int g = 0; g < mp->glimpses; g++)
+            printf("%s%.4f", g ? ", " : "", (double)r->by_glimpse[g] / n);
+        printf("]");
+    }
+    printf(", \"seconds\": %.3f}\n", r->seconds);
+}
+
+static void print_on_digit(const testset *s, int n, const result *r) {
+    printf("on digit:   a glimpse on the digit in %.1f%% of the images", 100.0 * r->found / n);
+    if (r->errors) printf(" (%.1f%% of the wrong ones)", 100.0 * r->found_wrong / r->errors);
+    printf(";\n            %.2f of %d glimpses per image on average\n", (double)r->on_total / n,
+           s->mp.glimpses);
+    printf("            glimpse 1, 2, ... on the digit in");
+    for (int g = 0; g < s->mp.glimpses; g++)
+        printf(" %.0f%%", 100.0 * r->by_glimpse[g] / n);
+    printf(" of the images\n");
+}
+
+static void print_text(const options *o, const testset *s, int n, int nthreads, const result *r) {
+    const ram_model_params *mp = &s->mp;
+    printf("model:      %s (%d glimpses, %dx%d retina x%d scale%s, %s core)\n", o->set.model,
+           mp->glimpses, mp->glimpse.patch, mp->glimpse.patch, mp->glimpse.depth,
+           mp->glimpse.depth == 1 ? "" : "s", mp->core == RAM_CORE_LSTM ? "LSTM" : "RNN");
+    printf("data:       %s%s, %s/%s, %d images %dx%d\n", dataset_name((dataset_kind)o->set.dataset),
+           o->no_clutter ? " without its clutter" : "", o->set.data, o->set.split_file, n, s->h,
+           s->w);
+    if (o->precision == RAM_PRECISION_HALF) printf("weights:    rounded to half precision\n");
+    printf("locations:  %s", testset_policy_name(o->set.source));
+    if (o->set.source == RAM_LOCS_SAMPLED || o->set.source == RAM_LOCS_RANDOM)
+        printf(" (seed %llu)", (unsigned long long)o->set.seed);
+    printf("\ntest error: %.2f%% (%ld / %d wrong)\n", 100.0 * r->error, r->errors, n);
+    if (o->set.dataset != DATASET_MNIST) print_on_digit(s, n, r);
+    printf("\nconfusion matrix (rows: true label, columns: predicted)\n      ");
+    for (int c = 0; c < mp->classes; c++)
+        printf("%6d", c);
+    printf("\n");
+    for (int row = 0; row < mp->classes; row++) {
+        printf("%6d", row);
+        for (int c = 0; c < mp->classes; c++)
+            printf("%6ld", r->confusion[(size_t)row * (size_t)mp->classes + (size_t)c]);
+        printf("\n");
+    }
+    printf("\ntime:       %.3f s (%.0f images/s, %d thread%s, batch %d)\n", r->seconds,
+           r->seconds > 0 ? n / r->seconds : 0.0, nthreads, nthreads == 1 ? "" : "s", o->batch);
+}
+
+/* Evaluate the loaded set; TOOL_OK or TOOL_FAILED. */
+static int evaluate(const options *o, const testset *s) {
+    int n = s->n, rc = TOOL_FAILED;
+    if (o->limit > 0 && o->limit < n) n = o->limit;
+    for (int i = 0; i < n; i++) {
+        if (s->labels[i] >= s->mp.classes) {
+            fprintf(stderr, "ram-eval: label %d of image %d but the model has %d classes\n",
+                    s->labels[i], i, s->mp.classes);
+            return TOOL_FAILED;
+        }
+    }
+    result r = {0};
+    int *pred = malloc((size_t)n * sizeof *pred);
+    uint64_t *on_digit = calloc((size_t)n, sizeof *on_digit);
+    r.confusion = calloc((size_t)s->mp.classes * (size_t)s->mp.classes, sizeof *r.confusion);
+    if (!pred || !on_digit || !r.confusion) {
+        fprintf(stderr, "ram-eval: out of memory\n");
+    } else if (!classify_all(o, s, n, pred, on_digit, &r.seconds)) {
+        summarise(o, s, n, pred, on_digit, &r);
+        const int nbatches = (n + o->batch - 1) / o->batch;
+        if (o->json)
+            print_json(o, s, n, &r);
+        else
+            print_text(o, s, n, o->threads < nbatches ? o->threads : nbatches, &r);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            fprintf(stderr, "ram-eval: error writing output\n");
+        else
+            rc = TOOL_OK;
+    }
+    free(r.confusion);
+    free(on_digit);
+    free(pred);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    int parsed = parse(argc, argv, &o);
+    if (parsed) return opts_exit(parsed);
+    /* One BLAS thread: threads split the batches, and a multi-threaded BLAS
+     * on top of them only fights for the cores (20x slower on a busy
+     * machine, measured).  Also makes sure OpenBLAS's kernels fit the CPU. */
+    tool_blas_init(tool.name, argv);
+    if (ram_version_number() / 10000 != RAM_VERSION_MAJOR) {
+        fprintf(stderr, "ram-eval: built for libram %s but loaded libram %s\n", RAM_VERSION_STRING,
+                ram_version_string());
+        return TOOL_FAILED;
+    }
+    testset s;
+    if (testset_load(tool.name, &o.set, &s)) return TOOL_FAILED;
+    int rc = evaluate(&o, &s);
+    testset_free(&s);
+    return rc;
+}
