@@ -140,7 +140,7 @@ RAM_HIDDEN void ram_relu_backward(const float *Y, float *dY, int n, int cols, in
  * Why not libm's tanhf: it is a call per element (glibc's goes through
  * expm1f), a quarter of LSTM training time in perf; this is branch-free
  * arithmetic that the compiler vectorises.  Measured against tanh() in
- * double over every finite float (bench/tanh-error.c): at most 4.1e-7
+ * double over every finite float (tests/tanh_error.c): at most 4.1e-7
  * absolute error (near +-1, about 7 ulp there); odd; NaN in, NaN out. */
 static inline float ram_tanh(float x) {
     const float lim = 7.90531110763549805f;

@@ -419,7 +419,7 @@ END_TEST
 
 /* Against tanh() and the logistic function in double on a fine grid and at
  * the edges: the error bounds of internal.h (measured there over every
- * finite float by bench/tanh-error.c; the grid's worst is lower), the
+ * finite float by tests/tanh_error.c; the grid's worst is lower), the
  * range, oddness, tiny arguments and NaN.  Failures are counted in the
  * loop and asserted once: a passing ck_assert costs a write to Check's
  * pipe, too much 200,000 times under valgrind. */
