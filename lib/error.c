@@ -60,6 +60,13 @@ ram_status ram_fail(ram_status s, const char *fmt, ...) {
     return s;
 }
 
+void ram_params_fill(void *p, size_t size, const void *defaults, size_t full) {
+    if (!p || size < sizeof(size_t)) return;
+    if (size > full) size = full; /* a newer caller: we fill what we know */
+    memcpy(p, defaults, size);
+    memcpy(p, &size, sizeof size);
+}
+
 ram_status ram_copy_params(void *dst, size_t full, const void *user, const char *what) {
     if (!user) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: params is NULL", what);
     size_t n = *(const size_t *)user;

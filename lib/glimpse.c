@@ -8,20 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void glimpse_defaults(ram_glimpse_params *p) {
-    p->struct_size = sizeof *p;
-    p->patch = 8;
-    p->depth = 1;
-    p->scale = 2.0f;
-}
-
 void ram_glimpse_params_init_sized(ram_glimpse_params *p, size_t size) {
-    if (!p || size < sizeof(size_t)) return;
-    ram_glimpse_params d;
-    glimpse_defaults(&d);
-    if (size > sizeof d) size = sizeof d; /* a newer caller: we fill what we know */
-    d.struct_size = size;
-    memcpy(p, &d, size);
+    static const ram_glimpse_params d = {
+        .struct_size = sizeof d, .patch = 8, .depth = 1, .scale = 2.0f};
+    ram_params_fill(p, size, &d, sizeof d);
 }
 
 ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *user) {

@@ -33,6 +33,10 @@ RAM_HIDDEN void ram_blas_prepare_thread(void);
  * without such a CPU). */
 RAM_HIDDEN int ram_blas_core_is_slow(const char *core, int cpu_has_avx2);
 
+/* What every ram_X_params_init_sized() does: the first `size` bytes (at
+ * most `full`) of `defaults` into the caller's p, struct_size (the first
+ * field) set to that; nothing for a NULL p or a size below a size_t. */
+RAM_HIDDEN void ram_params_fill(void *p, size_t size, const void *defaults, size_t full);
 /* Copy a caller's versioned params struct over `defaults` (already filled):
  * only the first min(user->struct_size, full) bytes are taken. */
 RAM_HIDDEN ram_status ram_copy_params(void *dst, size_t full, const void *user, const char *what);

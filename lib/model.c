@@ -34,12 +34,9 @@ static void model_defaults(ram_model_params *p) {
 }
 
 void ram_model_params_init_sized(ram_model_params *p, size_t size) {
-    if (!p || size < sizeof(size_t)) return;
     ram_model_params d;
     model_defaults(&d);
-    if (size > sizeof d) size = sizeof d; /* a newer caller: we fill what we know */
-    d.struct_size = size;
-    memcpy(p, &d, size);
+    ram_params_fill(p, size, &d, sizeof d);
 }
 
 #define CHECK_RANGE(v, lo, hi)                                                                     \

@@ -8,24 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void policy_defaults(ram_policy_params *p) {
-    memset(p, 0, sizeof *p);
-    p->struct_size = sizeof *p;
-    p->std = 0.0f;
-    p->baseline = RAM_BASELINE_LINEAR;
-    p->reward_scale = 1.0f;
-    p->discount = 1.0f;
-    p->detach_core = 1;
-    p->seed = 1;
-}
-
 void ram_policy_params_init_sized(ram_policy_params *p, size_t size) {
-    if (!p || size < sizeof(size_t)) return;
-    ram_policy_params d;
-    policy_defaults(&d);
-    if (size > sizeof d) size = sizeof d; /* a newer caller: we fill what we know */
-    d.struct_size = size;
-    memcpy(p, &d, size);
+    /* std, hidden and steps 0: the model's */
+    static const ram_policy_params d = {.struct_size = sizeof d,
+                                        .baseline = RAM_BASELINE_LINEAR,
+                                        .reward_scale = 1.0f,
+                                        .discount = 1.0f,
+                                        .detach_core = 1,
+                                        .seed = 1};
+    ram_params_fill(p, size, &d, sizeof d);
 }
 
 ram_status ram_policy_create(const ram_policy_params *user, const ram_model *m, ram_policy **out) {

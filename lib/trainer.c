@@ -8,32 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void trainer_defaults(ram_trainer_params *p) {
-    memset(p, 0, sizeof *p);
-    p->struct_size = sizeof *p;
-    p->optimizer = RAM_OPT_ADAM;
-    p->lr = 1e-3f;
-    p->lr_final = 1e-3f;
-    p->decay_steps = 0;
-    p->momentum = 0.9f;
-    p->nesterov = 0;
-    p->beta1 = 0.9f;
-    p->beta2 = 0.999f;
-    p->eps = 1e-8f;
-    p->clip_norm = 5.0f;
-    p->max_batch = 128;
-    p->threads = 1;
-    p->weight_decay = 0.0f;
-    p->average_decay = 0.0f;
-}
-
 void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size) {
-    if (!p || size < sizeof(size_t)) return;
-    ram_trainer_params d;
-    trainer_defaults(&d);
-    if (size > sizeof d) size = sizeof d; /* a newer caller: we fill what we know */
-    d.struct_size = size;
-    memcpy(p, &d, size);
+    /* Unnamed fields are zero: no decay, no Nesterov, no weight decay, no average. */
+    static const ram_trainer_params d = {.struct_size = sizeof d,
+                                         .optimizer = RAM_OPT_ADAM,
+                                         .lr = 1e-3f,
+                                         .lr_final = 1e-3f,
+                                         .momentum = 0.9f,
+                                         .beta1 = 0.9f,
+                                         .beta2 = 0.999f,
+                                         .eps = 1e-8f,
+                                         .clip_norm = 5.0f,
+                                         .max_batch = 128,
+                                         .threads = 1};
+    ram_params_fill(p, size, &d, sizeof d);
 }
 
 /* What one worker computes on its slice of the batch. */
@@ -246,26 +234,25 @@ static void run_all(ram_trainer *t, int n) {
 
 /* ---- create / free ---- */
 
+static void release_worker(worker *wk) {
+    ram_ws_release(&wk->ws);
+    float *bufs[] = {wk->gbw, wk->b, wk->R, wk->dmu};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        free(bufs[i]);
+    free(wk->pred);
+}
+
 void ram_trainer_free(ram_trainer *t) {
     if (!t) return;
     ram_team_free(t->team);
     if (t->w)
-        for (int k = 0; k < t->nw; k++) {
-            worker *wk = &t->w[k];
-            ram_ws_release(&wk->ws);
-            free(wk->gbw);
-            free(wk->b);
-            free(wk->R);
-            free(wk->dmu);
-            free(wk->pred);
-        }
-    free(t->w);
-    free(t->eps);
-    free(t->flat);
+        for (int k = 0; k < t->nw; k++)
+            release_worker(&t->w[k]);
     ram_optim_release(&t->opt);
-    free(t->block_sq);
     ram_cols_release(&t->cols);
-    free(t);
+    void *blocks[] = {t->w, t->eps, t->flat, t->block_sq, t};
+    for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++)
+        free(blocks[i]);
 }
 
 static ram_status check_trainer_params(const ram_model *m, const ram_policy *pol,
