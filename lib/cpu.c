@@ -25,11 +25,19 @@ static bool has_f16c(void) {
 
 /* The float and the half kernels need the same features (every AVX2
  * processor has F16C), so a float layer and a half layer always take the
- * same kind of kernel.  __builtin_cpu_supports tests bits of a table libgcc
- * fills at start-up: cheap per call. */
+ * same kind of kernel.  Asked once and kept: every layer of every call asks
+ * (the same benign race as has_f16c()'s). */
 bool ram_cpu_x86_kernels(void) {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("popcnt") && has_f16c();
+    static _Atomic int known; /* 0: not asked yet; 1: no; 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        k = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("popcnt") && has_f16c()
+                ? 2
+                : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
 }
 
 void ram_cpu_relax(void) {
