@@ -43,8 +43,20 @@ __all__ = [
     "BufferTooSmallError", "ThreadError", "Status", "Model", "Glimpse", "Policy", "Trainer",
     "Classification", "TrainStats", "set_blas_threads", "library_path", "library_version",
     "library_version_info", "GLIMPSE_FORMS", "CORE_TYPES", "LOC_BOUNDS", "LOC_SOURCES",
-    "BASELINE_TYPES", "OPTIMIZERS",
+    "BASELINE_TYPES", "OPTIMIZERS", "RAMClassifier", "datasets",
 ]
+
+
+def __getattr__(name):
+    # Loaded on first use: they need NumPy, and the estimator imports
+    # scikit-learn when present, which `import libram` should not pay for.
+    if name == "RAMClassifier":
+        from .estimator import RAMClassifier
+        return RAMClassifier
+    if name == "datasets":
+        from . import datasets
+        return datasets
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 #: Path (or soname) of the loaded C library.
 library_path = _capi.library_path
