@@ -54,8 +54,8 @@ def __getattr__(name):
         from .estimator import RAMClassifier
         return RAMClassifier
     if name == "datasets":
-        from . import datasets
-        return datasets
+        import importlib  # `from . import datasets` would come back here
+        return importlib.import_module(__name__ + ".datasets")
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 #: Path (or soname) of the loaded C library.
