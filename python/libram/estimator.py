@@ -18,17 +18,15 @@ NumPy is required.
 
 import inspect
 import json
-import math
 import os
 import shutil
 import struct
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-from . import Error, Model, Policy, Trainer
+from . import Model, Policy, Trainer
 
 try:
     from sklearn.base import BaseEstimator as _Base, ClassifierMixin as _Mixin
