@@ -313,10 +313,13 @@ class RAMClassifier(*_BASES):
         self._trainer = trainer
 
     def _close(self):
-        for name in ("_trainer", "_policy", "model_"):
+        # The trainer and policy are private; a model_ someone kept stays
+        # usable and is freed when its last reference goes.
+        for name in ("_trainer", "_policy"):
             obj = self.__dict__.pop(name, None)
             if obj is not None:
                 obj.close()
+        self.__dict__.pop("model_", None)
 
     def _train_mode(self):
         if self._trainer.average_in:
@@ -333,7 +336,7 @@ class RAMClassifier(*_BASES):
 
     # ---- training
 
-    def _epoch(self, X, layout, codes, index):
+    def _epoch(self, X, layout, codes, index, bar=None):
         """One shuffled pass over X[index]; returns (train_error, nll, lr)."""
         self._train_mode()
         order = index[self._trainer.shuffle(len(index))]
@@ -346,6 +349,8 @@ class RAMClassifier(*_BASES):
             wrong += (1.0 - stats.accuracy) * len(idx)
             nll += stats.nll * len(idx)
             lr = stats.lr
+            if bar is not None:
+                bar.update(1)
         self._eval_mode()
         return wrong / len(order), nll / len(order), lr
 
@@ -424,11 +429,11 @@ class RAMClassifier(*_BASES):
         best_path = os.path.join(scratch, "best.ckpt")
         best = None
         stale = 0
-        bar = self._progress(self.epochs)
+        bar = self._progress(self.epochs * steps_per_epoch)
         try:
             for epoch in range(self.epochs):
                 t0 = time.perf_counter()
-                train_error, nll, lr = self._epoch(X, layout, codes, train_index)
+                train_error, nll, lr = self._epoch(X, layout, codes, train_index, bar)
                 val_error = val_nll = None
                 if val is not None:
                     val_error, val_nll = self._measure(*val)
@@ -502,7 +507,7 @@ class RAMClassifier(*_BASES):
             from tqdm import tqdm
         except ImportError:
             return None
-        return tqdm(total=total, desc="RAMClassifier", unit="epoch")
+        return tqdm(total=total, desc="RAMClassifier", unit="batch")
 
     def _report(self, bar, r):
         if not self.verbose:
@@ -511,8 +516,7 @@ class RAMClassifier(*_BASES):
         if r["val_error"] is not None:
             text += "  val error %.2f%%  val nll %.4f" % (100 * r["val_error"], r["val_nll"])
         if bar is not None:
-            bar.set_postfix_str(text, refresh=False)
-            bar.update(1)
+            bar.set_postfix_str("epoch %d/%d  %s" % (r["epoch"], self.epochs, text))
         else:
             print("epoch %d  %s  lr %.3g  %.2f s" % (r["epoch"], text, r["lr"], r["seconds"]),
                   flush=True)

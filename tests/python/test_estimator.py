@@ -453,7 +453,8 @@ def test_verbose_tqdm(data, capsys):
     fit_tiny(x, y, epochs=3, verbose=1)
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "RAMClassifier" in captured.err and "3/3" in captured.err
+    assert "RAMClassifier" in captured.err and "36/36" in captured.err  # 3 x 12 batches
+    assert "epoch 3/3" in captured.err
     assert "val error" in captured.err
 
 
@@ -510,3 +511,13 @@ def test_sklearn_estimator_checks():
     checks.check_no_attributes_set_in_init("RAMClassifier", est)
     checks.check_get_params_invariance("RAMClassifier", est)
     checks.check_set_params("RAMClassifier", est)
+
+
+def test_refit_leaves_a_kept_model_usable(data):
+    (x, y), (xt, _) = data
+    clf = fit_tiny(x, y, epochs=1)
+    old = clf.model_
+    expect = old.classify(xt[:, None]).probs
+    clf.fit(x, y)
+    assert clf.model_ is not old and not old.closed
+    assert numpy.array_equal(old.classify(xt[:, None]).probs, expect)
