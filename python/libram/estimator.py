@@ -457,6 +457,7 @@ class RAMClassifier(*_BASES):
                 if self.patience is not None and stale >= self.patience:
                     break
             if val is not None and self.best_epoch_ != self.n_iter_:
+                self._train_mode()  # a checkpoint loads with the trained weights in
                 self._trainer.load_checkpoint(best_path)
                 self._eval_mode()
         except BaseException:

@@ -117,11 +117,12 @@ def test_same_seed_same_model(data):
     assert not numpy.array_equal(a.predict_proba(xt), c.predict_proba(xt))
 
 
-def test_validation_data_and_early_stopping(data):
+@pytest.mark.parametrize("average_decay", [0.0, 0.9])
+def test_validation_data_and_early_stopping(data, average_decay):
     (x, y), (xt, _) = data
     # Labels the images do not predict: the validation error stops improving.
     noise = numpy.random.default_rng(5).integers(0, 2, len(xt))
-    clf = libram.RAMClassifier(**dict(TINY, epochs=30, patience=2))
+    clf = libram.RAMClassifier(**dict(TINY, epochs=30, patience=2, average_decay=average_decay))
     clf.fit(x, y, validation_data=(xt, noise))
     assert clf.n_iter_ < 30
     assert clf.n_iter_ == clf.best_epoch_ + 2
