@@ -264,10 +264,11 @@ class RAMClassifier(*_BASES):
         """Images of X (all, a slice or an index array) as contiguous
         float32 (n, C, H, W) in [0, 1] for uint8 and uint16."""
         part = np.asarray(X[index] if index is not None else X)
-        if part.dtype == np.uint8:
+        unsigned = part.dtype.kind == "u"  # of either byte order
+        if unsigned and part.dtype.itemsize == 1:
             out = part.astype(np.float32)
             out /= np.float32(255)  # float32(b / 255) as ram-eval converts bytes
-        elif part.dtype == np.uint16:
+        elif unsigned:
             out = part.astype(np.float32)
             out /= np.float32(65535)
         else:
@@ -280,7 +281,15 @@ class RAMClassifier(*_BASES):
 
     def _encode(self, y, what="y"):
         y = _labels_array(y)
-        codes = np.searchsorted(self.classes_, y)
+        text = y.dtype.kind in "US", self.classes_.dtype.kind in "US"
+        if text[0] != text[1] and "O" not in (y.dtype.kind, self.classes_.dtype.kind):
+            raise ValueError("%s has labels of type %s, classes_ are %s"
+                             % (what, y.dtype, list(self.classes_)))
+        try:
+            codes = np.searchsorted(self.classes_, y)
+        except TypeError:  # labels that do not compare with the classes
+            raise ValueError("%s has labels of type %s, classes_ are %s"
+                             % (what, y.dtype, list(self.classes_))) from None
         codes = np.clip(codes, 0, len(self.classes_) - 1)
         unknown = self.classes_[codes] != y
         if np.any(unknown):

@@ -161,6 +161,8 @@ def test_partial_fit(data):
         clf.partial_fit(x, names, classes=["left", "right"])
     with pytest.raises(ValueError, match="not in classes_"):
         clf.partial_fit(x[:4], ["left", "up", "left", "left"])
+    with pytest.raises(ValueError, match="labels of type int"):
+        clf.partial_fit(x[:4], [0, 1, 0, 1])
     # partial_fit after fit continues the fitted model.
     fitted = fit_tiny(x, y, epochs=1)
     steps = fitted.history_[-1]["steps"]
