@@ -524,3 +524,13 @@ def test_refit_leaves_a_kept_model_usable(data):
     clf.fit(x, y)
     assert clf.model_ is not old and not old.closed
     assert numpy.array_equal(old.classify(xt[:, None]).probs, expect)
+
+
+def test_fit_leaves_the_arguments_alone(data):
+    (x, y), _ = data
+    clf = libram.RAMClassifier(**dict(TINY, lr_final=1e-3, epochs=2, patience=5))
+    before = clf.get_params()
+    clf.fit(x, y)
+    clf.partial_fit(x, y)
+    assert clf.get_params() == before
+    assert clf.decay_steps is None and clf.lr_final == 1e-3  # the resolved values are private
