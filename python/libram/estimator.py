@@ -563,7 +563,8 @@ class RAMClassifier(*_BASES):
         extras = dict(format=_USER_FORMAT, version=_USER_VERSION, params=params,
                       classes=classes, classes_dtype=self.classes_.dtype.str,
                       data_format=self.data_format_, image_shape=list(self.image_shape_),
-                      chw=list(self._chw_), history=self.history_, best_epoch=self.best_epoch_)
+                      chw=list(self._chw_), history=self.history_, best_epoch=self.best_epoch_,
+                      decay_steps=self._decay_steps)
         try:
             return json.dumps(extras, sort_keys=True).encode("utf-8")
         except (TypeError, ValueError) as e:
@@ -613,6 +614,9 @@ class RAMClassifier(*_BASES):
                 raise ValueError("%s: RAMClassifier data of version %r, this package reads %d"
                                  % (os.fsdecode(path), extras.get("version"), _USER_VERSION))
             classes = np.asarray(extras["classes"], dtype=np.dtype(extras["classes_dtype"]))
+            if classes.ndim != 1 or not np.array_equal(np.unique(classes), classes):
+                raise ValueError("%s: the classes in the RAMClassifier data are not sorted and "
+                                 "distinct" % os.fsdecode(path))
             if len(classes) != model.classes:
                 raise ValueError("%s: %d classes in the RAMClassifier data, %d in the model"
                                  % (os.fsdecode(path), len(classes), model.classes))
@@ -628,7 +632,7 @@ class RAMClassifier(*_BASES):
             est.history_ = extras["history"]
             est.n_iter_ = len(est.history_)
             est.best_epoch_ = extras["best_epoch"]
-            est._decay_steps = est.decay_steps or 0
+            est._decay_steps = int(extras["decay_steps"])  # as resolved by fit()
             est._build(model)
         except BaseException:
             model.close()

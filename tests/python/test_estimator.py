@@ -365,7 +365,7 @@ print(clf.score(d["xt"], d["yt"]))
 def test_save_load_round_trip(data, tmp_path):
     (x, y), (xt, _) = data
     names = numpy.array(["left", "right"])[y]
-    clf = fit_tiny(x, names, epochs=3)
+    clf = fit_tiny(x, names, epochs=3, lr_final=1e-4)  # the decay goes on after loading
     path = tmp_path / "clf.ram"
     clf.save(path)
     back = libram.RAMClassifier.load(path)
@@ -379,6 +379,7 @@ def test_save_load_round_trip(data, tmp_path):
     clf.partial_fit(x, names)
     back.partial_fit(x, names)
     assert numpy.array_equal(back.predict_proba(xt), clf.predict_proba(xt))
+    assert back.history_[-1]["lr"] == clf.history_[-1]["lr"] == pytest.approx(1e-4, rel=1e-4)
     # And the file is a libram model.
     with libram.Model.load(path) as model:
         assert model.classes == 2 and model.image_shape == (1, 8, 8)
@@ -414,6 +415,10 @@ def test_load_refuses_files_without_estimator_data(data, fitted, tmp_path):
     extras["classes"] = [0, 1, 2]
     fitted._trainer.save_checkpoint(tmp_path / "bad.ram", user=json.dumps(extras).encode())
     with pytest.raises(ValueError, match="3 classes .* 2 in the model"):
+        libram.RAMClassifier.load(tmp_path / "bad.ram")
+    extras["classes"] = [1, 0]
+    fitted._trainer.save_checkpoint(tmp_path / "bad.ram", user=json.dumps(extras).encode())
+    with pytest.raises(ValueError, match="not sorted"):
         libram.RAMClassifier.load(tmp_path / "bad.ram")
     extras = json.loads(fitted._extras())
     extras["version"] = 99
