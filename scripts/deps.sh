@@ -10,10 +10,12 @@
 #                                       and the sanitizer runtimes, valgrind)
 set -euo pipefail
 
-# abigail-tools: the abi test; doxygen: the api_docs test;
+# abigail-tools: the abi test; doxygen: the api_docs test; scikit-learn, tqdm,
+# Pillow: the Python estimator's and data readers' tests;
 # Open MPI: ram-train-mpi and the mpi test.
 packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev python3 python3-numpy
-    python3-pytest abigail-tools doxygen libopenmpi-dev openmpi-bin)
+    python3-pytest python3-sklearn python3-tqdm python3-pil abigail-tools doxygen
+    libopenmpi-dev openmpi-bin)
 [ "${1:-}" = "--demo" ] && packages+=(curl ca-certificates gnuplot-nox)
 [ "${1:-}" = "--reliability" ] && packages+=(clang libclang-rt-14-dev valgrind)
 

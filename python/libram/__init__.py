@@ -43,8 +43,20 @@ __all__ = [
     "BufferTooSmallError", "ThreadError", "Status", "Model", "Glimpse", "Policy", "Trainer",
     "Classification", "TrainStats", "set_blas_threads", "library_path", "library_version",
     "library_version_info", "GLIMPSE_FORMS", "CORE_TYPES", "LOC_BOUNDS", "LOC_SOURCES",
-    "BASELINE_TYPES", "OPTIMIZERS",
+    "BASELINE_TYPES", "OPTIMIZERS", "RAMClassifier", "datasets",
 ]
+
+
+def __getattr__(name):
+    # Loaded on first use: they need NumPy, and the estimator imports
+    # scikit-learn when present, which `import libram` should not pay for.
+    if name == "RAMClassifier":
+        from .estimator import RAMClassifier
+        return RAMClassifier
+    if name == "datasets":
+        import importlib  # `from . import datasets` would come back here
+        return importlib.import_module(__name__ + ".datasets")
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 #: Path (or soname) of the loaded C library.
 library_path = _capi.library_path
@@ -280,6 +292,14 @@ def _new_ints(count):
     if _np is not None:
         return _np.zeros(count, dtype=_np.intc)
     return array.array("i", bytes(count * array.array("i").itemsize))
+
+
+def _advance(ptr, count):
+    """`ptr` moved on by `count` elements of its type."""
+    if count == 0:
+        return ptr
+    step = ctypes.sizeof(ptr._type_)
+    return ctypes.cast(ctypes.cast(ptr, ctypes.c_void_p).value + count * step, type(ptr))
 
 
 def _placeholder(keep, ctype):
@@ -533,6 +553,11 @@ class Model(_Closeable):
             _check(_capi.ram_state_set_precision(out.value, _PRECISIONS[self._precision]))
         return self._state.ptr
 
+    #: Images per C call of classify(): larger inputs go through in chunks
+    #: of this size with one workspace, which keeps every n working (a
+    #: workspace holds at most 2^20 images) and the activations in cache.
+    classify_chunk = 256
+
     def classify(self, images, n=None, source="mean", seed=1):
         """Classify n images of the model's shape (C x H x W each, row-major,
         values typically in [0, 1]).
@@ -540,9 +565,11 @@ class Model(_Closeable):
         images: n*C*H*W numbers: a NumPy array of any shape with that many
         elements, e.g. (n, C, H, W), or (without NumPy too) a flat sequence
         or float buffer.  n defaults to the count the size implies and must
-        match it exactly.
+        match it exactly.  Any n >= 1 works: the images go to libram
+        classify_chunk at a time.
         source: "mean" (deterministic, the default), "sampled", "random" or
-        "center"; seed: the RNG seed of sampled and random locations.
+        "center"; seed: the RNG seed of sampled and random locations (one
+        RNG for the whole call, drawn chunk after chunk).
 
         Returns Classification(labels, probs, locs): with NumPy, arrays of
         shapes (n,), (n, classes) and (n, glimpses, 2); without, flat
@@ -560,10 +587,16 @@ class Model(_Closeable):
                 raise _invalid("%d floats are not a whole number of %d x %d x %d images"
                                % (size, c, h, w))
             n = size // pixels
-        n = _c_int(n, "n")
+        if isinstance(n, bool) or not isinstance(n, int):
+            if _np is None or not isinstance(n, _np.integer):
+                raise TypeError("n must be an int, not %s" % type(n).__name__)
+            n = int(n)
         if n >= 1 and size != n * pixels:
             raise _invalid("n = %d images of %d x %d x %d need %d floats, got %d"
                            % (n, c, h, w, n * pixels, size))
+        chunk = _c_int(self.classify_chunk, "classify_chunk")
+        if not 1 <= chunk <= 2 ** 20:
+            raise _invalid("classify_chunk = %d not in [1, 2^20]" % chunk)
         count = max(n, 1)  # n < 1 goes to libram, which refuses it with its own message
         labels = _new_ints(count)
         probs = _new_floats((count, self.classes))
@@ -573,19 +606,23 @@ class Model(_Closeable):
             ptr = _placeholder(keep, ctypes.c_float)
         out = (_pointer(labels, ctypes.c_int), _pointer(probs, ctypes.c_float),
                _pointer(locs, ctypes.c_float))
+        steps = (pixels, 1, self.classes, 2 * self.glimpses)  # elements per image
         with self._lock:
-            state = self._workspace(count)
-            if source == "mean":
-                _check(_capi.ram_model_classify(self._ptr, state, ptr, n, *out))
-            else:
-                policy = self._sampling_policy(source, seed)
-                try:
-                    _check(_capi.ram_model_classify_ex(self._ptr, state, ptr, n,
-                                                       LOC_SOURCES[source],
-                                                       policy.ptr if policy else None, *out))
-                finally:
-                    if policy:
-                        policy.close()
+            state = self._workspace(min(count, chunk))
+            policy = None if source == "mean" else self._sampling_policy(source, seed)
+            try:
+                for i in range(0, count, chunk):
+                    k = min(chunk, n - i) if n >= 1 else _c_int(n, "n")
+                    args = [_advance(p, i * step) for p, step in zip((ptr,) + out, steps)]
+                    if source == "mean":
+                        _check(_capi.ram_model_classify(self._ptr, state, args[0], k, *args[1:]))
+                    else:
+                        _check(_capi.ram_model_classify_ex(
+                            self._ptr, state, args[0], k, LOC_SOURCES[source],
+                            policy.ptr if policy else None, *args[1:]))
+            finally:
+                if policy:
+                    policy.close()
         del keep
         return Classification(labels, probs, locs)
 

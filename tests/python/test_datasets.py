@@ -1,0 +1,306 @@
+"""libram.datasets on files the tests write themselves: IDX pairs (plain and
+gzip, 3-D and 4-D, several element types), .npy and .npz files, and image
+folders, including truncated, foreign and corrupt files."""
+
+import gzip
+import struct
+import sys
+
+import pytest
+
+numpy = pytest.importorskip("numpy")
+
+from libram import datasets  # noqa: E402
+
+try:
+    from PIL import Image
+except ImportError:
+    Image = None
+needs_pil = pytest.mark.skipif(Image is None, reason="Pillow is not installed")
+
+
+def idx_bytes(array, type_byte=0x08):
+    array = numpy.asarray(array)
+    dtype = datasets.IDX_TYPES[type_byte]
+    head = bytes([0, 0, type_byte, array.ndim]) + struct.pack(">%dI" % array.ndim, *array.shape)
+    return head + array.astype(dtype).tobytes()
+
+
+def write(path, data):
+    path.write_bytes(data)
+    return path
+
+
+@pytest.fixture
+def pair(tmp_path):
+    rng = numpy.random.default_rng(1)
+    images = rng.integers(0, 256, (5, 4, 3), dtype=numpy.uint8)
+    labels = numpy.array([0, 3, 1, 2, 3], numpy.uint8)
+    return (images, labels, write(tmp_path / "images-idx3-ubyte", idx_bytes(images)),
+            write(tmp_path / "labels-idx1-ubyte", idx_bytes(labels)))
+
+
+# ---- IDX
+
+def test_idx_memory_mapped(pair):
+    images, labels, ipath, lpath = pair
+    x, y = datasets.load_idx(ipath, lpath)
+    assert isinstance(x, numpy.memmap) and isinstance(y, numpy.memmap)
+    assert x.shape == (5, 4, 3) and x.dtype == numpy.uint8
+    assert numpy.array_equal(x, images) and numpy.array_equal(y, labels)
+    assert not x.flags.writeable
+
+
+def test_idx_4d_gzip_and_wide_types(tmp_path):
+    colour = numpy.arange(2 * 3 * 2 * 3).reshape(2, 3, 2, 3).astype(numpy.uint8)
+    many = numpy.array([0, 999], numpy.int32)  # more classes than a byte holds
+    with gzip.open(tmp_path / "c.gz", "wb") as f:
+        f.write(idx_bytes(colour))
+    write(tmp_path / "l", idx_bytes(many, 0x0C))
+    x, y = datasets.load_idx(tmp_path / "c.gz", tmp_path / "l")
+    assert x.shape == (2, 3, 2, 3) and numpy.array_equal(x, colour)
+    assert y.dtype == numpy.dtype(">i4") and list(y) == [0, 999]
+    floats = numpy.linspace(0, 1, 2 * 2 * 2).reshape(2, 2, 2)
+    write(tmp_path / "f", idx_bytes(floats, 0x0D))
+    x, _ = datasets.load_idx(tmp_path / "f", tmp_path / "l")
+    assert numpy.allclose(x, floats)
+
+
+def test_idx_errors(pair, tmp_path):
+    images, labels, ipath, lpath = pair
+    data = ipath.read_bytes()
+    for cut, what in ((2, "truncated"), (10, "truncated"), (len(data) - 1, "truncated")):
+        bad = write(tmp_path / "cut", data[:cut])
+        with pytest.raises(ValueError, match=what) as info:
+            datasets.load_idx(bad, lpath)
+        assert str(bad) in str(info.value)
+    long = write(tmp_path / "long", data + b"\0\0")
+    with pytest.raises(ValueError, match="2 bytes after the data"):
+        datasets.load_idx(long, lpath)
+    for magic in (b"\x01\x00\x08\x03", b"\x00\x00\x07\x03", b"\x89PNG"):
+        bad = write(tmp_path / "magic", magic + data[4:])
+        with pytest.raises(ValueError, match="not an IDX file") as info:
+            datasets.load_idx(bad, lpath)
+        assert str(bad) in str(info.value)
+    with pytest.raises(ValueError, match="1 dimensions, expected 3 or 4"):
+        datasets.load_idx(lpath, lpath)
+    with pytest.raises(ValueError, match="3 dimensions, expected 1"):
+        datasets.load_idx(ipath, ipath)
+    short = write(tmp_path / "short-labels", idx_bytes(labels[:4]))
+    with pytest.raises(ValueError, match="5 images but .* 4 labels"):
+        datasets.load_idx(ipath, short)
+    with gzip.open(tmp_path / "cut.gz", "wb") as f:
+        f.write(data)
+    write(tmp_path / "cut.gz", (tmp_path / "cut.gz").read_bytes()[:-8])
+    with pytest.raises(ValueError, match="cut.gz"):
+        datasets.load_idx(tmp_path / "cut.gz", lpath)
+    with pytest.raises(FileNotFoundError):
+        datasets.load_idx(tmp_path / "missing", lpath)
+
+
+# ---- .npy / .npz
+
+def test_npy_memory_mapped(tmp_path):
+    x = numpy.arange(24, dtype=numpy.uint8).reshape(2, 3, 4)
+    numpy.save(tmp_path / "x.npy", x)
+    numpy.save(tmp_path / "y.npy", numpy.array([1, 0]))
+    images, labels = datasets.load_npy(tmp_path / "x.npy", tmp_path / "y.npy")
+    assert isinstance(images, numpy.memmap) and numpy.array_equal(images, x)
+    assert list(labels) == [1, 0]
+    numpy.save(tmp_path / "y3.npy", numpy.array([1, 0, 1]))
+    with pytest.raises(ValueError, match="2 images but .* 3 labels"):
+        datasets.load_npy(tmp_path / "x.npy", tmp_path / "y3.npy")
+    with pytest.raises(ValueError, match="labels must be 1-D"):
+        datasets.load_npy(tmp_path / "x.npy", tmp_path / "x.npy")
+    with pytest.raises(ValueError, match="3-D"):
+        datasets.load_npy(tmp_path / "y.npy", tmp_path / "y.npy")
+    numpy.save(tmp_path / "obj.npy", numpy.array([{"a": 1}, None], dtype=object))
+    with pytest.raises(ValueError, match="obj.npy"):
+        datasets.load_npy(tmp_path / "x.npy", tmp_path / "obj.npy")
+    data = (tmp_path / "x.npy").read_bytes()
+    write(tmp_path / "cut.npy", data[:-5])
+    with pytest.raises(ValueError, match="cut.npy"):
+        datasets.load_npy(tmp_path / "cut.npy", tmp_path / "y.npy")
+
+
+def test_npz_keras_layout(tmp_path):
+    rng = numpy.random.default_rng(2)
+    parts = dict(x_train=rng.integers(0, 256, (6, 4, 4), dtype=numpy.uint8),
+                 y_train=rng.integers(0, 10, 6, dtype=numpy.uint8),
+                 x_test=rng.integers(0, 256, (3, 4, 4), dtype=numpy.uint8),
+                 y_test=rng.integers(0, 10, 3, dtype=numpy.uint8))
+    numpy.savez_compressed(tmp_path / "mnist.npz", **parts)
+    out = datasets.load_npz(tmp_path / "mnist.npz")
+    for got, key in zip(out, ("x_train", "y_train", "x_test", "y_test")):
+        assert numpy.array_equal(got, parts[key])
+    numpy.savez(tmp_path / "partial.npz", x_train=parts["x_train"], y_train=parts["y_train"])
+    with pytest.raises(ValueError, match="lacks x_test, y_test"):
+        datasets.load_npz(tmp_path / "partial.npz")
+    numpy.savez(tmp_path / "mismatch.npz", **dict(parts, y_test=parts["y_test"][:2]))
+    with pytest.raises(ValueError, match="3 images but .*y_test has 2 labels"):
+        datasets.load_npz(tmp_path / "mismatch.npz")
+    data = (tmp_path / "mnist.npz").read_bytes()
+    write(tmp_path / "cut.npz", data[:len(data) // 2])
+    with pytest.raises(ValueError, match="cut.npz"):
+        datasets.load_npz(tmp_path / "cut.npz")
+    numpy.save(tmp_path / "single.npy", parts["x_train"])
+    with pytest.raises(ValueError, match="load_npy"):
+        datasets.load_npz(tmp_path / "single.npy")
+
+
+# ---- folders
+
+def save(path, array, mode=None, format=None):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(numpy.asarray(array, numpy.uint8), mode).save(path, format=format)
+    return path
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """PATH/train/{cat,dog}/ and PATH/test/{bird,cat}/ of 6 x 8 grey PNGs."""
+    root = tmp_path / "pets"
+    for split, classes in (("train", ("dog", "cat")), ("test", ("cat", "bird"))):
+        for k, name in enumerate(classes):
+            for i in range(2):
+                value = 10 * (k + 1) + i
+                save(root / split / name / ("%d.png" % i), numpy.full((6, 8), value))
+    return root
+
+
+@needs_pil
+def test_folder_splits_and_classes(folder):
+    train = datasets.load_folder(folder, split="train")
+    assert train.classes == ["bird", "cat", "dog"]  # sorted, both splits' union
+    assert train.images.shape == (4, 6, 8) and train.images.dtype == numpy.uint8
+    assert list(train.labels) == [1, 1, 2, 2]
+    assert [f.rsplit("/", 2)[1] for f in train.files] == ["cat", "cat", "dog", "dog"]
+    assert list(train.images[:, 0, 0]) == [20, 21, 10, 11]  # cat was second in creation order
+    test = datasets.load_folder(folder, split="test")
+    assert test.classes == train.classes and list(test.labels) == [0, 0, 1, 1]
+    assert train.skipped == []
+    with pytest.raises(ValueError, match="split='train'"):
+        datasets.load_folder(folder)
+    with pytest.raises(ValueError, match="no split 'val'"):
+        datasets.load_folder(folder, split="val")
+    flat = datasets.load_folder(folder / "train")  # PATH/<class>/ directly
+    assert flat.classes == ["cat", "dog"] and list(flat.labels) == [0, 0, 1, 1]
+    only = datasets.load_folder(folder, split="train", classes=["dog", "cat"])
+    assert only.classes == ["dog", "cat"] and list(only.labels) == [0, 0, 1, 1]
+    assert list(only.images[:, 0, 0]) == [10, 11, 20, 21]
+    assert datasets.load_folder(folder, split="train", classes=["cat"]).images.shape[0] == 2
+
+
+@needs_pil
+def test_folder_fit_modes(tmp_path):
+    root = tmp_path / "sizes"
+    small = numpy.full((2, 4), 200)
+    save(root / "a" / "small.png", small)
+    big = numpy.zeros((8, 8))
+    big[2:6, 2:6] = 255  # a square in the middle of a black border
+    save(root / "b" / "big.png", big)
+    with pytest.raises(ValueError, match="size="):
+        datasets.load_folder(root)
+    pad = datasets.load_folder(root, size=(4, 6), fit="pad")
+    assert pad.images.shape == (2, 4, 6)
+    expect = numpy.zeros((4, 6))
+    expect[1:3, 1:5] = 200  # centred, zeros around, not rescaled
+    assert numpy.array_equal(pad.images[0], expect)
+    assert numpy.array_equal(pad.images[1], big[2:6, 1:7])  # larger: the centre kept
+    resized = datasets.load_folder(root, size=4, fit="resize")
+    assert resized.images.shape == (2, 4, 4)
+    assert (resized.images[0] == 200).all()  # stretched over the whole canvas
+    assert resized.images[1, 0, 0] < 64 and resized.images[1, 1:3, 1:3].min() > 192
+    crop = datasets.load_folder(root, size=4, fit="crop")
+    assert (crop.images[0] == 200).all()  # 2 x 4 scaled to 4 x 8, the centre 4 x 4 cut
+    assert crop.images[1].min() < 64  # 8 x 8 scaled to 4 x 4: the border is still there
+    with pytest.raises(ValueError, match="fit"):
+        datasets.load_folder(root, size=4, fit="stretch")
+    with pytest.raises(TypeError, match="size"):
+        datasets.load_folder(root, size="big")
+
+
+@needs_pil
+def test_folder_channels(tmp_path):
+    root = tmp_path / "colours"
+    save(root / "grey" / "g.png", numpy.full((3, 3), 90))
+    rgb = numpy.zeros((3, 3, 3))
+    rgb[..., 0] = 255
+    save(root / "red" / "r.png", rgb)
+    save(root / "red" / "r.jpg", rgb, format="JPEG")
+    rgba = numpy.zeros((3, 3, 4))
+    rgba[..., 2] = rgba[..., 3] = 255
+    save(root / "red" / "x.png", rgba)  # blue really, with alpha
+    auto = datasets.load_folder(root)
+    assert auto.images.shape == (4, 3, 3, 3)  # one colour image makes all RGB
+    assert list(auto.images[0, 0, 0]) == [90, 90, 90]
+    assert list(auto.images[3, 0, 0]) == [0, 0, 255]  # alpha dropped
+    assert auto.images[2, 1, 1, 0] > 200  # the JPEG, lossy
+    grey = datasets.load_folder(root, channels=1)
+    assert grey.images.shape == (4, 3, 3)
+    assert grey.images[1, 0, 0] == 76  # ITU-R 601 luma of pure red
+    four = datasets.load_folder(root, channels=4)
+    assert four.images.shape == (4, 3, 3, 4) and four.images[0, 0, 0, 3] == 255
+    only_grey = datasets.load_folder(root, classes=["grey"])
+    assert only_grey.images.shape == (1, 3, 3)
+    with pytest.raises(ValueError, match="channels"):
+        datasets.load_folder(root, channels=2)
+    wide = tmp_path / "wide"
+    (wide / "a").mkdir(parents=True)
+    Image.fromarray(numpy.full((2, 2), 0xABCD, numpy.uint16)).save(wide / "a" / "w.png")
+    assert datasets.load_folder(wide).images[0, 0, 0] == 0xAB  # 16-bit: the high byte
+
+
+@needs_pil
+def test_folder_bad_files(tmp_path):
+    root = tmp_path / "bad"
+    save(root / "a" / "0.png", numpy.full((4, 4), 1))
+    good = save(root / "b" / "0.png", numpy.full((4, 4), 2))
+    (root / "b" / "notes.txt").write_text("not an image")
+    (root / "b" / ".DS_Store").write_bytes(b"\0\1")  # hidden: ignored
+    with pytest.raises(ValueError, match="notes.txt"):
+        datasets.load_folder(root)
+    data = good.read_bytes()
+    (root / "b" / "cut.png").write_bytes(data[:len(data) - 20])  # sorted before notes.txt
+    with pytest.raises(ValueError, match="cut.png.*truncated"):
+        datasets.load_folder(root)
+    out = datasets.load_folder(root, on_bad="skip")
+    assert out.images.shape == (2, 4, 4) and list(out.labels) == [0, 1]
+    assert sorted(p.rsplit("/", 1)[1] for p, _ in out.skipped) == ["cut.png", "notes.txt"]
+    assert all(reason for _, reason in out.skipped)
+    with pytest.raises(ValueError, match="on_bad"):
+        datasets.load_folder(root, on_bad="ignore")
+    empty = tmp_path / "empty"
+    (empty / "a").mkdir(parents=True)
+    (empty / "a" / "junk.png").write_bytes(b"junk")
+    with pytest.raises(ValueError, match="no images .1 skipped"):
+        datasets.load_folder(empty, on_bad="skip")
+    with pytest.raises(ValueError, match="no class directories"):
+        datasets.load_folder(empty / "a")
+    with pytest.raises(ValueError, match="not a directory"):
+        datasets.load_folder(tmp_path / "nowhere")
+
+
+def test_folder_without_pillow(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "PIL", None)  # as if Pillow were not installed
+    (tmp_path / "a").mkdir()
+    with pytest.raises(ImportError, match="python3-pil"):
+        datasets.load_folder(tmp_path)
+
+
+@needs_pil
+def test_folder_feeds_the_estimator(tmp_path):
+    import libram
+    rng = numpy.random.default_rng(3)
+    for i in range(40):
+        k = i % 2
+        img = (rng.random((8, 8)) * 40).astype(numpy.uint8)
+        row, col = rng.integers(0, 7), 4 * k + rng.integers(0, 3)
+        img[row:row + 2, col:col + 2] = 255
+        save(tmp_path / "blobs" / ("left", "right")[k] / ("%02d.png" % i), img)
+    data = datasets.load_folder(tmp_path / "blobs")
+    clf = libram.RAMClassifier(glimpses=2, patch=4, depth=2, glimpse_hidden=16, loc_hidden=8,
+                               glimpse_out=16, core_hidden=16, loc_range_pixels=0.0, lr=1e-2,
+                               batch_size=8, epochs=2, validation_fraction=0)
+    clf.fit(data.images, numpy.array(data.classes)[data.labels])
+    assert list(clf.classes_) == ["left", "right"] and clf.image_shape_ == (8, 8)
