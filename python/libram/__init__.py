@@ -43,7 +43,7 @@ __all__ = [
     "BufferTooSmallError", "ThreadError", "Status", "Model", "Glimpse", "Policy", "Trainer",
     "Classification", "TrainStats", "set_blas_threads", "library_path", "library_version",
     "library_version_info", "GLIMPSE_FORMS", "CORE_TYPES", "LOC_BOUNDS", "LOC_SOURCES",
-    "BASELINE_TYPES", "OPTIMIZERS", "RAMClassifier", "datasets",
+    "BASELINE_TYPES", "OPTIMIZERS", "FIT_RULES", "RAMClassifier", "datasets",
 ]
 
 
@@ -69,6 +69,9 @@ GLIMPSE_FORMS = {"additive": 0, "concat": 1}
 CORE_TYPES = {"rnn": 0, "lstm": 1}
 LOC_BOUNDS = {"hardtanh": 0, "tanh": 1}
 LOC_SOURCES = {"mean": 0, "sampled": 1, "random": 2, "center": 3}
+# ram_fit: how images of another size are fitted to a model's canvas.
+FIT_RULES = {"pad": 0, "resize": 1, "letterbox": 2, "crop": 3}
+_FIT_NAMES = {v: k for k, v in FIT_RULES.items()}
 # ram_precision: the weights classify() uses (Model.precision).
 _PRECISIONS = {"float": 0, "half": 1}
 BASELINE_TYPES = {"linear": 0, "scalar": 1, "none": 2}
@@ -503,6 +506,53 @@ class Model(_Closeable):
     @property
     def glimpses(self):
         return self._params.glimpses
+
+    @property
+    def class_names(self):
+        """The class names saved with the model (a list of str), or None."""
+        first = _capi.ram_model_class_name(self._ptr, 0)
+        if first is None:
+            return None
+        return [_capi.ram_model_class_name(self._ptr, k).decode("utf-8")
+                for k in range(self.classes)]
+
+    @class_names.setter
+    def class_names(self, names):
+        if names is None:
+            _check(_capi.ram_model_set_class_names(self._ptr, None, 0))
+            return
+        encoded = [str(n).encode("utf-8") for n in names]
+        table = (ctypes.c_char_p * max(1, len(encoded)))(*encoded)
+        _check(_capi.ram_model_set_class_names(self._ptr, table, len(encoded)))
+
+    @property
+    def fit(self):
+        """How images of another size are fitted to the canvas: "pad" (the
+        default), "resize", "letterbox" or "crop"; saved with the model."""
+        return _FIT_NAMES[_capi.ram_model_fit(self._ptr)]
+
+    @fit.setter
+    def fit(self, value):
+        if value not in FIT_RULES:
+            raise ValueError("fit must be one of %s, not %r" % (", ".join(FIT_RULES), value))
+        _check(_capi.ram_model_set_fit(self._ptr, FIT_RULES[value]))
+
+    def fit_image(self, image, shape):
+        """One image of `shape` (channels, height, width), any size and
+        channel count, fitted to the model's input by its fit rule
+        (ram_image_fit): a flat float buffer of the model's C x H x W."""
+        c, h, w = (_c_int(v, "shape") for v in shape)
+        buf, ptr, count = _floats(image, "image")
+        if count != c * h * w:
+            raise _invalid("image has %d values, shape %r needs %d" % (count, tuple(shape),
+                                                                         c * h * w))
+        C, H, W = self.image_shape
+        out = _np.empty(C * H * W, dtype=_np.float32) if _np is not None else array.array(
+            "f", bytes(4 * C * H * W))
+        _check(_capi.ram_image_fit(self._ptr, ptr, c, h, w, _pointer(out, ctypes.c_float),
+                                   C * H * W))
+        del buf
+        return out.reshape(C, H, W) if _np is not None else out
 
     @property
     def threads(self):

@@ -210,6 +210,12 @@ ram_model_classify = _fn("ram_model_classify", _STATUS, VOIDP, VOIDP, FLOATP, _I
                          FLOATP)
 ram_model_classify_ex = _fn("ram_model_classify_ex", _STATUS, VOIDP, VOIDP, FLOATP, _INT, _INT,
                             VOIDP, INTP, FLOATP, FLOATP)
+ram_model_set_class_names = _fn("ram_model_set_class_names", _STATUS, VOIDP,
+                                ctypes.POINTER(ctypes.c_char_p), _INT)
+ram_model_class_name = _fn("ram_model_class_name", ctypes.c_char_p, VOIDP, _INT)
+ram_model_set_fit = _fn("ram_model_set_fit", _STATUS, VOIDP, _INT)
+ram_model_fit = _fn("ram_model_fit", _INT, VOIDP)
+ram_image_fit = _fn("ram_image_fit", _STATUS, VOIDP, FLOATP, _INT, _INT, _INT, FLOATP, _SIZE)
 ram_model_save = _fn("ram_model_save", _STATUS, VOIDP, ctypes.c_char_p)
 ram_model_load = _fn("ram_model_load", _STATUS, ctypes.c_char_p, _OUT)
 

@@ -860,3 +860,35 @@ def test_gradient_hook(make_trainer, buffers):
     trainer.train_batch(x, y)
     other.train_batch(x, y)
     assert flat_result(model.classify(x, 8)) == flat_result(other_model.classify(x, 8))
+
+
+# ---- class names, the fit rule and fitting an image
+
+def test_class_names_and_fit_are_saved(tmp_path):
+    with libram.Model.create(height=10, width=12, classes=3, glimpses=2) as m:
+        assert m.class_names is None and m.fit == "pad"
+        m.class_names = ["cat", "dog", "caf\u00e9"]
+        m.fit = "letterbox"
+        path = str(tmp_path / "m.ram")
+        m.save(path)
+        with pytest.raises(libram.InvalidArgumentError):
+            m.class_names = ["only", "two"]
+        with pytest.raises(ValueError):
+            m.fit = "stretch"
+    with libram.Model.load(path) as back:
+        assert back.class_names == ["cat", "dog", "caf\u00e9"]
+        assert back.fit == "letterbox"
+        back.class_names = None
+        assert back.class_names is None
+
+
+@pytest.mark.skipif(numpy is None, reason="needs NumPy")
+def test_fit_image_pads_and_converts():
+    with libram.Model.create(height=6, width=6, glimpses=2) as m:
+        rgb = numpy.zeros((3, 2, 4), dtype=numpy.float32)
+        rgb[0] = 1.0  # pure red: luma 0.299
+        out = m.fit_image(rgb, rgb.shape)
+        assert out.shape == (1, 6, 6)
+        assert numpy.allclose(out[0, 2:4, 1:5], 0.299) and out.sum() == pytest.approx(8 * 0.299)
+        with pytest.raises(libram.InvalidArgumentError):
+            m.fit_image(numpy.zeros(10, dtype=numpy.float32), (1, 2, 4))
