@@ -66,14 +66,20 @@ typedef struct decoder {
 
 #ifndef RAM_TOOLS_NO_IMAGES
 
-static void png_fail(png_structp png, png_const_charp msg) {
+/* libpng often warns what is wrong before it fails ("Image width is zero in
+ * IHDR", then "Invalid IHDR data"): the error is told with the first warning. */
+static void png_note(png_structp png, png_const_charp msg) {
     decoder *d = png_get_error_ptr(png);
-    snprintf(d->msg, sizeof d->msg, "%s", msg);
-    png_longjmp(png, 1);
+    if (!d->msg[0]) snprintf(d->msg, sizeof d->msg, "%s", msg);
 }
 
-static void png_quiet(png_structp png, png_const_charp msg) {
-    (void)png, (void)msg;
+static void png_fail(png_structp png, png_const_charp msg) {
+    decoder *d = png_get_error_ptr(png);
+    char warning[sizeof d->msg];
+    snprintf(warning, sizeof warning, "%s", d->msg);
+    snprintf(d->msg, sizeof d->msg, "%.90s%s%.90s%s", msg, warning[0] ? " after \"" : "", warning,
+             warning[0] ? "\"" : "");
+    png_longjmp(png, 1);
 }
 
 static void png_read_mem(png_structp png, png_bytep out, size_t len) {
@@ -111,7 +117,7 @@ static int png_setup(png_structp png, png_infop info, decoder *d, long max_pixel
 }
 
 static int decode_png(decoder *d, long max_pixels, char *err, size_t errlen) {
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d, png_fail, png_quiet);
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d, png_fail, png_note);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     int rc = -1;
     if (!info) {

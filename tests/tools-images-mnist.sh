@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The committed MNIST model on the MNIST test set exported as a PNG folder
+# (ram-data --format png) must make exactly the errors it makes on the IDX
+# files: PNG is lossless, and the folder reader must not move a pixel.
+# Also: the export is byte-identical when run twice, and an export never
+# leaves a folder of its name behind when it fails.
+#
+# Usage: tools-images-mnist.sh BUILD_DIR MNIST_DIR MODEL (exit 77: no MNIST)
+set -euo pipefail
+bin="$1" mnist="$2" model="$3"
+[ -f "$mnist/t10k-images-idx3-ubyte" ] || { echo "no MNIST in $mnist: skipped"; exit 77; }
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/ram-images-mnist.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "tools-images-mnist: FAIL: $*" >&2; exit 1; }
+export LC_ALL=C
+
+"$bin/ram-data" --dataset mnist --data "$mnist" --format png --split test --out "$tmp/png" \
+    >"$tmp/out.txt" 2>"$tmp/err.txt" || fail "ram-data --format png: $(cat "$tmp/err.txt")"
+[ "$(cat "$tmp/out.txt")" = "$tmp/png" ] || fail "ram-data did not print the folder"
+[ "$(find "$tmp/png/test" -name '*.png' | wc -l)" -eq 10000 ] || fail "not 10000 PNGs"
+[ "$(ls "$tmp/png/test" | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 " ] || fail "class folders"
+ls "$tmp" | grep -q tmp- && fail "a temporary folder was left behind"
+
+# The whole test set: the same error count and confusion matrix.
+eval_text() { "$bin/ram-eval" --model "$model" --data "$1" --threads 2 "${@:2}" |
+    sed -n '/^test error/p;/^confusion/,/^$/p'; }
+eval_text "$mnist" >"$tmp/idx.txt"
+eval_text "$tmp/png" >"$tmp/png.txt"
+grep -q "^test error" "$tmp/idx.txt" || fail "no test error from ram-eval"
+cmp -s "$tmp/idx.txt" "$tmp/png.txt" ||
+    fail "the PNG folder gives other errors: $(diff "$tmp/idx.txt" "$tmp/png.txt")"
+
+# The first 500 IDX images are the files 000..499 of the folder: the same
+# errors again with --limit (the order of a folder is its own).
+find "$tmp/png/test" -name '*.png' |
+    awk -F/ '{ n = $NF; sub(/\.png$/, "", n); if (n + 0 >= 500) print }' | xargs rm
+[ "$(find "$tmp/png/test" -name '*.png' | wc -l)" -eq 500 ] || fail "not 500 PNGs left"
+eval_text "$mnist" --limit 500 >"$tmp/idx.txt"
+eval_text "$tmp/png" >"$tmp/png.txt"
+cmp -s "$tmp/idx.txt" "$tmp/png.txt" ||
+    fail "500 PNGs give other errors: $(diff "$tmp/idx.txt" "$tmp/png.txt")"
+
+# Twice the same bytes; an existing folder is refused and left alone.
+"$bin/ram-data" --dataset translated60 --data "$mnist" --format png --split val --val 300 \
+    --out "$tmp/t1" >/dev/null 2>&1 || fail "ram-data translated60 val"
+"$bin/ram-data" --dataset translated60 --data "$mnist" --format png --split val --val 300 \
+    --out "$tmp/t2" >/dev/null 2>&1 || fail "ram-data translated60 val, twice"
+diff -r "$tmp/t1" "$tmp/t2" >/dev/null || fail "two exports differ"
+[ "$(find "$tmp/t1/val" -name '*.png' | wc -l)" -eq 300 ] || fail "not 300 validation PNGs"
+if "$bin/ram-data" --dataset mnist --data "$mnist" --format png --split test --out "$tmp/t1" \
+    2>"$tmp/err.txt"; then fail "an existing folder was written over"; fi
+grep -q "exists" "$tmp/err.txt" || fail "no clear message: $(cat "$tmp/err.txt")"
+# A failed export (no MNIST there) leaves nothing of its name.
+if "$bin/ram-data" --dataset mnist --data "$tmp/none" --format png --out "$tmp/t3" 2>/dev/null; then
+    fail "an export without MNIST succeeded"
+fi
+[ -z "$(ls "$tmp" | grep t3)" ] || fail "a failed export left $(ls "$tmp" | grep t3)"
+echo "tools-images-mnist: ok"
