@@ -55,4 +55,14 @@ if "$bin/ram-data" --dataset mnist --data "$tmp/none" --format png --out "$tmp/t
     fail "an export without MNIST succeeded"
 fi
 [ -z "$(ls "$tmp" | grep t3)" ] || fail "a failed export left $(ls "$tmp" | grep t3)"
+# An export cut short is never taken for a complete one: the folder of its
+# name appears only at the end (60000 training PNGs take a few seconds).
+"$bin/ram-data" --dataset mnist --data "$mnist" --format png --split train --out "$tmp/k" \
+    >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill "$pid" 2>/dev/null || fail "the export ended within a second: no interruption tested"
+wait "$pid" 2>/dev/null || true
+[ ! -e "$tmp/k" ] || fail "an interrupted export left $tmp/k"
+ls -d "$tmp"/k.tmp-* >/dev/null 2>&1 || fail "the export was not written beside its name"
 echo "tools-images-mnist: ok"

@@ -70,6 +70,25 @@ grep -q "16x16\|12x12" "$tmp/r.txt" || fail "no canvas in the header"
 [ "$(wc -l <"$tmp/good.txt")" -eq "$(ls "$tmp/good" | wc -l)" ] || fail "a good file unclassified"
 "$bin/ram-eval" --model "$tmp/r.ram" --data "$shapes" --json | grep -q '"n": 36' || fail "ram-eval --fit resize"
 
+# A folder of class folders alone: a fifth of each class's files, by a hash
+# of their names, is the test split; the two splits share no file.
+mkdir "$tmp/flat"
+for c in circle cross square; do
+    mkdir "$tmp/flat/$c"
+    for f in "$shapes"/train/$c/* "$shapes"/test/$c/*; do
+        cp "$f" "$tmp/flat/$c/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f")"
+    done
+done
+count() { "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/flat" --split "$1" --json |
+    sed 's/.*"n": \([0-9]*\).*/\1/'; }
+n_test=$(count test) n_train=$(count train)
+[ $((n_test + n_train)) -eq 156 ] || fail "the hashed split: $n_train train + $n_test test, not 156 images"
+[ "$n_test" -ge 16 ] && [ "$n_test" -le 48 ] || fail "the hashed split: $n_test of 156 for testing"
+"$bin/ram-train" --data "$tmp/flat" "${small[@]}" --epochs 1 --out "$tmp/flat.ram" 2>"$tmp/flat.txt" ||
+    fail "ram-train on a flat folder: $(cat "$tmp/flat.txt")"
+grep -q "$((n_train - n_train / 10)) train / $((n_train / 10)) validation images" "$tmp/flat.txt" ||
+    fail "the flat folder's training split: $(cat "$tmp/flat.txt")"
+
 # Usage: a folder is not one of the benchmarks.
 set +e
 "$bin/ram-train" --data "$shapes" --dataset translated60 --out "$tmp/b.ram" 2>"$tmp/u.txt"
