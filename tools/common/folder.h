@@ -18,6 +18,12 @@
 enum { FOLDER_FAIL = 0, FOLDER_SKIP = 1 }; /* --on-bad */
 #define FOLDER_ON_BAD_CHOICES "fail|skip"
 #define FOLDER_FIT_CHOICES    "pad|resize|letterbox|crop" /* ram_fit's order */
+#define FOLDER_ON_BAD_HELP                                                                         \
+    "image folders: a file that is not a readable image stops the run (fail) or is passed over "   \
+    "and counted (skip)"
+#define FOLDER_FIT_HELP                                                                            \
+    "image folders: how an image of another size is fitted to the canvas (stored in the model; "   \
+    "ram-eval and ram-classify fit as it says)"
 
 typedef struct folder_set {
     int n, c, h, w;       /* images and the canvas */

@@ -36,8 +36,7 @@ size_t testset_table(testset_options *c, tool_opt *t) {
         {"--seed", OPT_LONG, &c->seed, 0, 9223372036854775807.0, .meta = "N",
          .help = "seed for sampled and random locations"},
         {"--on-bad", OPT_CHOICE, &c->on_bad, .choices = FOLDER_ON_BAD_CHOICES, .meta = "A",
-         .help = "image folders: a file that is not a readable image stops the run (fail) or is "
-                 "passed over and counted (skip)"},
+         .help = FOLDER_ON_BAD_HELP},
     };
     memcpy(t, opts, sizeof opts);
     return TESTSET_OPTIONS;

@@ -59,11 +59,9 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--channels", OPT_INT, &o->channels, 1, 3, .meta = "N", .def = "the first image's",
          .help = "image folders: 1 (grey) or 3 (colour); images are converted"},
         {"--fit", OPT_CHOICE, &o->fit, .choices = FOLDER_FIT_CHOICES, .meta = "F",
-         .help = "image folders: how an image of another size is fitted to the canvas (stored in "
-                 "the model, ram-eval and ram-classify fit as it says)"},
+         .help = FOLDER_FIT_HELP},
         {"--on-bad", OPT_CHOICE, &o->on_bad, .choices = FOLDER_ON_BAD_CHOICES, .meta = "A",
-         .help = "image folders: a file that is not a readable image stops the run (fail) or is "
-                 "passed over and counted (skip)"},
+         .help = FOLDER_ON_BAD_HELP},
         {"--epochs", OPT_INT, &o->epochs, 1, COUNT, .meta = "N", .help = "epochs"},
         {"--batch", OPT_INT, &o->batch, 1, 65536, .meta = "N", .help = "batch size"},
         {"--seed", OPT_LONG, &o->seed, 0, 18446744073709551615.0, .meta = "N",
