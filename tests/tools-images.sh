@@ -89,6 +89,16 @@ n_test=$(count test) n_train=$(count train)
 grep -q "$((n_train - n_train / 10)) train / $((n_train / 10)) validation images" "$tmp/flat.txt" ||
     fail "the flat folder's training split: $(cat "$tmp/flat.txt")"
 
+# The augmentations on a folder, colour too: each changes what is trained on.
+aug() { "$bin/ram-train" --data "$shapes" "${small[@]}" --epochs 1 --channels 3 "$@" \
+    --out "$tmp/aug.ram" --log "$tmp/aug.csv" 2>"$tmp/aug.txt" || fail "ram-train $*: $(cat "$tmp/aug.txt")"
+    sed -n 2p "$tmp/aug.csv" | cut -d, -f3,6-; }
+plain="$(aug)"
+for a in "--shift 2" "--rotate 20" "--zoom 0.3" "--shift 1 --rotate 10"; do
+    # shellcheck disable=SC2086
+    [ "$(aug $a)" != "$plain" ] || fail "$a trained exactly as without it"
+done
+
 # Usage: a folder is not one of the benchmarks.
 set +e
 "$bin/ram-train" --data "$shapes" --dataset translated60 --out "$tmp/b.ram" 2>"$tmp/u.txt"

@@ -238,7 +238,10 @@ int folder_probe(const char *prog, const char *dir, const char *split, int *c, i
     listing l = {0};
     char **own = NULL, err[4096];
     int n_own = 0, bad = 0;
-    if (list_split(prog, dir, split, NULL, 0, FOLDER_SKIP, &l, &own, &n_own, &bad)) return -1;
+    if (list_split(prog, dir, split, NULL, 0, FOLDER_SKIP, &l, &own, &n_own, &bad)) {
+        free_listing(&l);
+        return -1;
+    }
     image img;
     int rc = image_load(l.paths[0], &img, err, sizeof err);
     if (rc) {
