@@ -40,6 +40,12 @@ grep -q '"class": "\(circle\|cross\|square\)"' "$tmp/one.json" || fail "no class
 grep -q '"top": \[{"label".*}, {.*}, {.*}\]' "$tmp/one.json" || fail "--top 3: $(cat "$tmp/one.json")"
 grep -q '"locations": \[\[' "$tmp/one.json" || fail "--locations: $(cat "$tmp/one.json")"
 
+# --init on a folder: at learning rate 0 the model written is the model
+# itself, class names and fit rule included (the fit rule comes from it).
+"$bin/ram-train" --data "$shapes" --init "$tmp/m.ram" --lr 0 --epochs 1 --quiet \
+    --out "$tmp/i.ram" 2>"$tmp/i.txt" || fail "--init on a folder: $(cat "$tmp/i.txt")"
+cmp -s "$tmp/m.ram" "$tmp/i.ram" || fail "--init --lr 0 did not keep the model"
+
 # ram-classify and ram-eval agree: ram-eval's confusion matrix of the test
 # split is the count of (folder, class) pairs of ram-classify's lines.
 "$bin/ram-eval" --model "$tmp/m.ram" --data "$shapes" >"$tmp/eval.txt" || fail "ram-eval on a folder"

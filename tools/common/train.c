@@ -54,8 +54,9 @@ static void *alloc(run *r, size_t bytes) {
     return p;
 }
 
-/* The canvas of an image folder's model: --init's, else the options' and
- * the first training image's; in *mp, with o's fit rule in `fit`. */
+/* The canvas of an image folder's model into *mp: --init's (and its fit
+ * rule unless --fit is given), else the options' and the first training
+ * image's. */
 static int folder_canvas(run *r, ram_model_params *mp) {
     train_options *o = r->o;
     *mp = o->mp;
@@ -63,6 +64,7 @@ static int folder_canvas(run *r, ram_model_params *mp) {
         ram_model *m = NULL;
         TRY(ram_model_load(o->init, &m));
         ram_status s = ram_model_get_params(m, mp);
+        if (!o->fit_given) o->fit = (int)ram_model_fit(m);
         ram_model_free(m);
         TRY(s);
         return 0;
@@ -121,10 +123,9 @@ static int load_folder(run *r) {
     o->mp.width = mp.width;
     o->mp.channels = mp.channels;
     o->mp.classes = r->folder.classes;
-    r->labels = malloc(sizeof(int) * (size_t)(r->n_all > 0 ? r->n_all : 1));
-    if (!r->labels) return -1;
-    memcpy(r->labels, r->folder.labels, sizeof(int) * (size_t)r->n_all);
-    r->val_labels = v->labels + (v->n - o->val);
+    r->labels = r->folder.labels; /* freed as the IDX labels are */
+    r->folder.labels = NULL;
+    r->val_labels = (own_val ? v->labels : r->labels) + (v->n - o->val);
     if (!(r->val_images = alloc(r, sizeof(float) * o->val * r->pixels))) return -1;
     for (int i = 0; i < o->val; i++)
         folder_image(v, v->n - o->val + i, r->val_images + (size_t)i * r->pixels);

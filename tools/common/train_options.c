@@ -201,6 +201,7 @@ int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) 
     if (r) return r;
     o->val_given = opts_find(t, n, "--val")->seen != 0;
     o->dataset_given = opts_find(t, n, "--dataset")->seen != 0;
+    o->fit_given = opts_find(t, n, "--fit")->seen != 0;
     if (reinforce_core) o->pp.detach_core = 0;
     if (!o->checkpoint) {
         snprintf(o->checkpoint_default, sizeof o->checkpoint_default, "%s.ckpt", o->out);
