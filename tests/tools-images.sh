@@ -95,6 +95,26 @@ n_test=$(count test) n_train=$(count train)
 grep -q "$((n_train - n_train / 10)) train / $((n_train / 10)) validation images" "$tmp/flat.txt" ||
     fail "the flat folder's training split: $(cat "$tmp/flat.txt")"
 
+# A CSV (or TSV) list of images and classes is a data set too: one split,
+# paths relative to the list's folder.
+(cd "$shapes" && { echo path,label; for f in test/*/*; do echo "$f,$(basename "$(dirname "$f")")"; done; }) \
+    >"$shapes/test.csv"
+(cd "$shapes" && for f in train/*/*; do printf '%s\t%s\n' "$f" "$(basename "$(dirname "$f")")"; done) \
+    >"$shapes/train.tsv"
+"$bin/ram-eval" --model "$tmp/m.ram" --data "$shapes/test.csv" | sed -n '/^test error/,/^$/p' >"$tmp/csv.txt"
+sed -n '/^test error/,/^$/p' "$tmp/eval.txt" | cmp -s - "$tmp/csv.txt" ||
+    fail "the CSV list of the test split gives other errors: $(cat "$tmp/csv.txt")"
+"$bin/ram-train" --data "$shapes/train.tsv" "${small[@]}" --epochs 1 --out "$tmp/tsv.ram" \
+    2>"$tmp/tsv.txt" || fail "ram-train on a TSV list: $(cat "$tmp/tsv.txt")"
+grep -q "108 train / 12 validation images" "$tmp/tsv.txt" || fail "the TSV list: $(cat "$tmp/tsv.txt")"
+printf 'test/circle/000.png,circle\ntest/cross/000.png\n' >"$shapes/bad.csv"
+if "$bin/ram-eval" --model "$tmp/m.ram" --data "$shapes/bad.csv" 2>"$tmp/u.txt"; then fail "bad.csv read"; fi
+grep -q "bad.csv:2: not PATH,LABEL" "$tmp/u.txt" || fail "bad.csv: no clear message: $(cat "$tmp/u.txt")"
+printf 'test/circle/000.png,circle\ntest/cross/000.png,star\n' >"$shapes/bad.csv"
+if "$bin/ram-eval" --model "$tmp/m.ram" --data "$shapes/bad.csv" 2>"$tmp/u.txt"; then fail "a star read"; fi
+grep -q "class star is not one of the model's 3 classes" "$tmp/u.txt" || fail "star: $(cat "$tmp/u.txt")"
+rm "$shapes"/*.csv "$shapes"/*.tsv
+
 # The augmentations on a folder, colour too: each changes what is trained on.
 aug() { "$bin/ram-train" --data "$shapes" "${small[@]}" --epochs 1 --channels 3 "$@" \
     --out "$tmp/aug.ram" --log "$tmp/aug.csv" 2>"$tmp/aug.txt" || fail "ram-train $*: $(cat "$tmp/aug.txt")"

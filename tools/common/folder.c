@@ -3,6 +3,7 @@
 #include "folder.h"
 
 #include "image.h"
+#include "list.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -62,6 +63,7 @@ static int ends_with(const char *s, const char *tail) {
 }
 
 int folder_is_images(const char *dir) {
+    if (list_is_list(dir)) return 1;
     char **names, path[4096];
     int n = list_dir(dir, &names), subdir = 0, idx = 0;
     for (int i = 0; i < n; i++) {
@@ -84,7 +86,7 @@ static int has_splits(const char *dir) {
 int folder_has_split(const char *dir, const char *split) {
     char path[4096];
     join(path, sizeof path, dir, split);
-    return has_splits(dir) ? is_dir(path) : strcmp(split, "val") != 0;
+    return has_splits(dir) && !list_is_list(dir) ? is_dir(path) : strcmp(split, "val") != 0;
 }
 
 /* Whether file `name` of class `cls` is in `split` of a folder without splits. */
@@ -202,6 +204,11 @@ static int list_split(const char *prog, const char *dir, const char *split,
                       const char *const *names, int count, int on_bad, listing *l, char ***own,
                       int *n_own, int *bad) {
     char root[4096], **classes;
+    if (list_is_list(dir)) { /* one split: the whole list */
+        int rc = list_read(prog, dir, names, count, &l->paths, &l->labels, &l->n, own, n_own);
+        l->cap = l->n;
+        return rc;
+    }
     split_root(dir, split, root, sizeof root);
     const int n = list_classes(prog, root, &classes);
     if (n < 0) return -1;

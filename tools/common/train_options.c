@@ -48,7 +48,8 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--data", OPT_STRING, &o->data, .meta = "PATH", .section = "data and run",
          .help = "directory with the four MNIST IDX files, or an image folder: "
                  "PATH/train/CLASS/*.png|jpg (with PATH/test, optional PATH/val) or PATH/CLASS/... "
-                 "(a fifth of each class, by a hash of its file names, kept for testing)"},
+                 "(a fifth of each class, by a hash of its file names, kept for testing), or a "
+                 "list PATH.csv of PATH,LABEL lines (.tsv: tab-separated)"},
         {"--dataset", OPT_CHOICE, &o->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
          .help = "the set to train on; the training images of a translated or cluttered set are "
                  "placed afresh every epoch"},
