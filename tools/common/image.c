@@ -90,9 +90,10 @@ static void png_read_mem(png_structp png, png_bytep out, size_t len) {
 }
 
 /* After png_read_info: the transformations to 8 or 16-bit grey, grey+alpha,
- * RGB or RGBA, and the buffers for the whole image. */
-static int png_setup(png_structp png, png_infop info, decoder *d, long max_pixels, char *err,
-                     size_t errlen) {
+ * RGB or RGBA, and the buffers for the whole image, whose rows are *stride
+ * bytes.  0 or -1. */
+static int png_setup(png_structp png, png_infop info, decoder *d, long max_pixels, size_t *stride,
+                     char *err, size_t errlen) {
     png_uint_32 w, h;
     int depth, type;
     png_get_IHDR(png, info, &w, &h, &depth, &type, NULL, NULL, NULL);
@@ -102,18 +103,18 @@ static int png_setup(png_structp png, png_infop info, decoder *d, long max_pixel
     if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
     png_set_interlace_handling(png);
     png_read_update_info(png, info);
-    const size_t stride = png_get_rowbytes(png, info);
+    *stride = png_get_rowbytes(png, info);
     /* Deflate packs at most about 1032 bytes into one: a shorter file
      * cannot hold the image, and is refused before its buffer is made. */
-    if (stride * h / 1032 > d->size) return fail(err, errlen, "is truncated");
+    if (*stride * h / 1032 > d->size) return fail(err, errlen, "is truncated");
     d->out = (image){png_get_channels(png, info), (int)h, (int)w, NULL};
-    d->rows = malloc(stride * h);
+    d->rows = malloc(*stride * h);
     d->row_ptrs = malloc(sizeof *d->row_ptrs * h);
     d->out.px = malloc(sizeof(float) * d->out.c * h * w);
     if (!d->rows || !d->row_ptrs || !d->out.px) return fail(err, errlen, "is too large to read");
     for (png_uint_32 y = 0; y < h; y++)
-        d->row_ptrs[y] = d->rows + y * stride;
-    return (int)stride;
+        d->row_ptrs[y] = d->rows + y * *stride;
+    return 0;
 }
 
 static int decode_png(decoder *d, long max_pixels, char *err, size_t errlen) {
@@ -128,11 +129,11 @@ static int decode_png(decoder *d, long max_pixels, char *err, size_t errlen) {
         png_set_read_fn(png, d, png_read_mem);
         png_set_user_limits(png, 0x7fffffff, 0x7fffffff); /* the pixel limit is ours */
         png_read_info(png, info);
-        const int stride = png_setup(png, info, d, max_pixels, err, errlen);
-        if (stride > 0) {
+        size_t stride = 0;
+        if (!png_setup(png, info, d, max_pixels, &stride, err, errlen)) {
             png_read_image(png, d->row_ptrs);
             png_read_end(png, NULL);
-            to_chw(d->rows, (size_t)stride, png_get_bit_depth(png, info) == 16 ? 2 : 1, &d->out);
+            to_chw(d->rows, stride, png_get_bit_depth(png, info) == 16 ? 2 : 1, &d->out);
             rc = 0;
         }
     }
@@ -160,20 +161,21 @@ static void jpeg_emit(j_common_ptr j, int level) {
     if (level < 0) jpeg_stop(j);
 }
 
-/* After jpeg_read_header: refused colour spaces and sizes, the buffers. */
-static int jpeg_setup(struct jpeg_decompress_struct *j, decoder *d, long max_pixels, char *err,
-                      size_t errlen) {
+/* After jpeg_read_header: refused colour spaces and sizes, the buffers
+ * (rows of *stride bytes).  0 or -1. */
+static int jpeg_setup(struct jpeg_decompress_struct *j, decoder *d, long max_pixels, size_t *stride,
+                      char *err, size_t errlen) {
     if (j->jpeg_color_space == JCS_CMYK || j->jpeg_color_space == JCS_YCCK)
         return fail(err, errlen, "is a CMYK JPEG; convert it to RGB first");
     if (check_size(j->image_width, j->image_height, max_pixels, err, errlen)) return -1;
     j->out_color_space = j->num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_start_decompress(j);
-    const size_t stride = (size_t)j->output_width * j->output_components;
+    *stride = (size_t)j->output_width * j->output_components;
     d->out = (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL};
-    d->rows = malloc(stride * j->output_height);
-    d->out.px = malloc(sizeof(float) * stride * j->output_height);
+    d->rows = malloc(*stride * j->output_height);
+    d->out.px = malloc(sizeof(float) * *stride * j->output_height);
     if (!d->rows || !d->out.px) return fail(err, errlen, "is too large to read");
-    return (int)stride;
+    return 0;
 }
 
 static int decode_jpeg(decoder *d, long max_pixels, char *err, size_t errlen) {
@@ -191,14 +193,14 @@ static int decode_jpeg(decoder *d, long max_pixels, char *err, size_t errlen) {
     jpeg_create_decompress(&j);
     jpeg_mem_src(&j, d->data, (unsigned long)d->size);
     jpeg_read_header(&j, TRUE);
-    const int stride = jpeg_setup(&j, d, max_pixels, err, errlen);
-    if (stride > 0) {
+    size_t stride = 0;
+    if (!jpeg_setup(&j, d, max_pixels, &stride, err, errlen)) {
         while (j.output_scanline < j.output_height) {
             JSAMPROW row = d->rows + (size_t)j.output_scanline * stride;
             jpeg_read_scanlines(&j, &row, 1);
         }
         jpeg_finish_decompress(&j);
-        to_chw(d->rows, (size_t)stride, 1, &d->out);
+        to_chw(d->rows, stride, 1, &d->out);
         rc = 0;
     }
     jpeg_destroy_decompress(&j);
