@@ -32,8 +32,8 @@
 #include "idx.h"
 #include "opts.h"
 
-#include <ftw.h>
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,11 +45,14 @@ typedef enum split { SPLIT_TEST, SPLIT_TRAIN, SPLIT_VAL } split;
 static const int split_values[] = {SPLIT_TEST, SPLIT_TEST, SPLIT_TRAIN, SPLIT_VAL};
 
 static const tool_info tool = {
-    "ram-data", "write translated and cluttered MNIST as IDX files",
+    "ram-data", "write MNIST and its translated and cluttered sets as IDX files or PNG folders",
     "--dataset NAME --data DIR --out OUTDIR [options]",
     "Write a data set as IDX files OUTDIR/<name>-<split>-images-idx3-ubyte and "
     "-labels-idx1-ubyte (split: t10k, val or train-e<E>-s<S>), byte for byte the images the "
-    "other tools use.  The two paths go to stdout, a summary to stderr."};
+    "other tools use.  The two paths go to stdout, a summary to stderr.\n\n"
+    "With --format png, an image folder OUTDIR/<split>/<digit>/<index>.png instead (8-bit grey, "
+    "lossless: the same pixels), of the splits train, val and test (or --split's), as ram-train, "
+    "ram-eval and ram-glimpses read it; OUTDIR is printed to stdout."};
 
 enum { FORMAT_IDX, FORMAT_PNG };
 
@@ -242,7 +245,12 @@ static int write_png_image(const char *root, const float *img, int side, int lab
         const float v = img[k] > 0 ? (img[k] < 1 ? img[k] : 1) : 0;
         bytes[k] = (unsigned char)(v * 255.0f + 0.5f);
     }
+#ifdef RAM_TOOLS_NO_IMAGES
+    fprintf(stderr, "ram-data: %s: the tools were built without libpng\n", path);
+    return -1;
+#else
     return write_png_pixels("ram-data", path, side, side, 1, bytes, "libram ram-data");
+#endif
 }
 
 /* One split of the set as tmp/<split>/<label>/<index>.png. */
