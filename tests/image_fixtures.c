@@ -36,24 +36,29 @@ static void bad(const char *what) {
 
 static unsigned char *buf;
 static size_t buf_len;
+static int interlaced, progressive; /* how the next PNG or JPEG is written */
 
 /* A PNG of w x h samples (rows of interleaved `depth`-bit samples) in buf. */
 static void png_bytes(int w, int h, int depth, int type, const unsigned char *rows,
                       const png_color *palette, int colours, int trns) {
+    free(buf);
     FILE *f = open_memstream((char **)&buf, &buf_len);
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop info = png_create_info_struct(png);
     if (setjmp(png_jmpbuf(png))) abort();
     png_init_io(png, f);
-    png_set_IHDR(png, info, w, h, depth, type, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                 PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, w, h, depth, type,
+                 interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     if (palette) png_set_PLTE(png, info, palette, colours);
     png_byte alpha[1] = {0};
     if (trns) png_set_tRNS(png, info, alpha, 1, NULL);
     png_write_info(png, info);
+    const int passes = png_set_interlace_handling(png);
     const size_t stride = png_get_rowbytes(png, info);
-    for (int y = 0; y < h; y++)
-        png_write_row(png, rows + y * stride);
+    for (int p = 0; p < passes; p++)
+        for (int y = 0; y < h; y++)
+            png_write_row(png, rows + y * stride);
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
     fclose(f);
@@ -75,6 +80,7 @@ static void jpeg_bytes(int w, int h, int comps, J_COLOR_SPACE cs, const unsigned
     c.in_color_space = cs;
     jpeg_set_defaults(&c);
     jpeg_set_quality(&c, 98, TRUE);
+    if (progressive) jpeg_simple_progression(&c);
     jpeg_start_compress(&c, TRUE);
     while (c.next_scanline < c.image_height) {
         JSAMPROW row = (JSAMPROW)px + c.next_scanline * w * comps;
@@ -91,7 +97,6 @@ static void save(const char *dir, const char *name, size_t len) {
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) bad(path);
 }
-
 
 static uint32_t crc(const unsigned char *p, size_t n) {
     uint32_t c = 0xffffffffu;
@@ -209,23 +214,31 @@ static void check(const char *dir, const char *name, int c, float (*want)(int, i
     for (int k = 0; k < img.c && !failures; k++)
         for (int i = 0; i < img.h * img.w; i++)
             if (fabsf(img.px[k * img.h * img.w + i] - want(i % img.w, i / img.w, k)) > tol) {
-                snprintf(what, sizeof what, "%s: sample %d of channel %d is %g, not %g", name, i,
-                         k, img.px[k * img.h * img.w + i], want(i % img.w, i / img.w, k));
+                snprintf(what, sizeof what, "%s: sample %d of channel %d is %g, not %g", name, i, k,
+                         img.px[k * img.h * img.w + i], want(i % img.w, i / img.w, k));
                 bad(what);
                 break;
             }
     image_free(&img);
 }
 
-static float want8(int x, int y, int k) { return sample(x, y, k) / 255.0f; }
-static float want16(int x, int y, int k) { return (sample(x, y, k) * 257 + x) / 65535.0f; }
+static float want8(int x, int y, int k) {
+    return sample(x, y, k) / 255.0f;
+}
+static float want16(int x, int y, int k) {
+    return (sample(x, y, k) * 257 + x) / 65535.0f;
+}
 static const png_color palette[3] = {{10, 20, 30}, {200, 100, 50}, {0, 255, 0}};
 static float want_pal(int x, int y, int k) {
     const png_color p = palette[(x + y) % 3];
     return (k == 0 ? p.red : k == 1 ? p.green : k == 2 ? p.blue : (x + y) % 3 ? 255 : 0) / 255.0f;
 }
-static float want4(int x, int y, int k) { return (float)((x + y + k) % 16) * 17 / 255.0f; }
-static float want_grey(int x, int y, int k) { return (void)x, (void)y, (void)k, 128 / 255.0f; }
+static float want4(int x, int y, int k) {
+    return (float)((x + y + k) % 16) * 17 / 255.0f;
+}
+static float want_grey(int x, int y, int k) {
+    return (void)x, (void)y, (void)k, 128 / 255.0f;
+}
 static float want_rgb(int x, int y, int k) {
     return (void)x, (void)y, (k == 0 ? 200 : k == 1 ? 50 : 100) / 255.0f;
 }
@@ -237,8 +250,10 @@ static void fill(unsigned char *rows, int c, int bytes) {
             for (int k = 0; k < c; k++) {
                 unsigned char *p = rows + ((y * W + x) * c + k) * bytes;
                 const int v = sample(x, y, k) * (bytes == 2 ? 257 : 1) + (bytes == 2 ? x : 0);
-                if (bytes == 2) p[0] = (unsigned char)(v >> 8), p[1] = (unsigned char)v;
-                else p[0] = (unsigned char)v;
+                if (bytes == 2)
+                    p[0] = (unsigned char)(v >> 8), p[1] = (unsigned char)v;
+                else
+                    p[0] = (unsigned char)v;
             }
 }
 
@@ -278,6 +293,13 @@ static void good(const char *dir) {
         px[k] = (unsigned char)(k % 3 == 0 ? 200 : k % 3 == 1 ? 50 : 100);
     jpeg_bytes(8, 8, 3, JCS_RGB, px);
     check(dir, "rgb.jpg", 3, want_rgb, 6 / 255.0f);
+    progressive = interlaced = 1;
+    jpeg_bytes(8, 8, 3, JCS_RGB, px);
+    check(dir, "rgb-progressive.jpg", 3, want_rgb, 6 / 255.0f);
+    fill(rows, 3, 2);
+    png_bytes(W, H, 16, PNG_COLOR_TYPE_RGB, rows, NULL, 0, 0);
+    check(dir, "rgb16-interlaced.png", 3, want16, 1e-6f);
+    progressive = interlaced = 0;
 }
 
 /* ---- what the reader must refuse ---------------------------------------------- */
