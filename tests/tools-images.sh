@@ -46,6 +46,9 @@ grep -q '"locations": \[\[' "$tmp/one.json" || fail "--locations: $(cat "$tmp/on
     --out "$tmp/i.ram" 2>"$tmp/i.txt" || fail "--init on a folder: $(cat "$tmp/i.txt")"
 cmp -s "$tmp/m.ram" "$tmp/i.ram" || fail "--init --lr 0 did not keep the model"
 
+"$bin/ram-eval" --model "$tmp/m.ram" --data "$shapes" --json |
+    grep -q '"classes": \["circle", "cross", "square"\]' || fail "ram-eval --json: no class names"
+
 # ram-classify and ram-eval agree: ram-eval's confusion matrix of the test
 # split is the count of (folder, class) pairs of ram-classify's lines.
 "$bin/ram-eval" --model "$tmp/m.ram" --data "$shapes" >"$tmp/eval.txt" || fail "ram-eval on a folder"

@@ -314,6 +314,14 @@ static void print_json(const options *o, const testset *s, int n, const result *
             printf("%s%.4f", g ? ", " : "", (double)r->by_glimpse[g] / n);
         printf("]");
     }
+    if (ram_model_class_name(s->model, 0)) { /* only models that have names */
+        printf(", \"classes\": [");
+        for (int k = 0; k < mp->classes; k++) {
+            printf("%s", k ? ", " : "");
+            json_string(stdout, ram_model_class_name(s->model, k));
+        }
+        printf("]");
+    }
     printf(", \"seconds\": %.3f}\n", r->seconds);
 }
 
@@ -337,6 +345,9 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
            s->from_folder ? "image folder" : dataset_name((dataset_kind)o->set.dataset),
            o->no_clutter ? " without its clutter" : "", o->set.data,
            s->from_folder ? o->set.split : o->set.split_file, n, s->h, s->w);
+    for (int k = 0; ram_model_class_name(s->model, k); k++)
+        printf("%s%d %s%s", k ? ", " : "classes:    ", k, ram_model_class_name(s->model, k),
+               k + 1 == mp->classes ? "\n" : "");
     if (o->precision == RAM_PRECISION_HALF) printf("weights:    rounded to half precision\n");
     printf("locations:  %s", testset_policy_name(o->set.source));
     if (o->set.source == RAM_LOCS_SAMPLED || o->set.source == RAM_LOCS_RANDOM)
