@@ -65,4 +65,38 @@ kill "$pid" 2>/dev/null || fail "the export ended within a second: no interrupti
 wait "$pid" 2>/dev/null || true
 [ ! -e "$tmp/k" ] || fail "an interrupted export left $tmp/k"
 ls -d "$tmp"/k.tmp-* >/dev/null 2>&1 || fail "the export was not written beside its name"
+# NumPy's .npz (np.savez) is read as Keras' mnist.npz has it: the same 80
+# errors again, from uint8 and from float32 N x H x W x 1 arrays; a
+# compressed one and a float64 one are refused.
+py="${RAM_TEST_PYTHON:-python3}"
+if "$py" -c "import numpy" 2>/dev/null; then
+    "$py" - "$mnist" "$tmp" <<'PY'
+import sys, numpy as np
+d, out = sys.argv[1], sys.argv[2]
+def images(f): return np.frombuffer(open(f"{d}/{f}", "rb").read()[16:], np.uint8).reshape(-1, 28, 28)
+def labels(f): return np.frombuffer(open(f"{d}/{f}", "rb").read()[8:], np.uint8)
+xt, yt = images("train-images-idx3-ubyte")[:600], labels("train-labels-idx1-ubyte")[:600]
+xs, ys = images("t10k-images-idx3-ubyte"), labels("t10k-labels-idx1-ubyte")
+np.savez(f"{out}/u8.npz", x_train=xt, y_train=yt.astype(np.int64), x_test=xs, y_test=ys)
+f = lambda x: (x / np.float32(255)).astype(np.float32)[..., None]
+np.savez(f"{out}/f32.npz", x_train=f(xt[:500]), y_train=yt[:500], x_val=xt[500:], y_val=yt[500:],
+         x_test=f(xs), y_test=ys.astype(np.int32))
+np.savez_compressed(f"{out}/zip.npz", x_train=xt, y_train=yt, x_test=xs, y_test=ys)
+np.savez(f"{out}/f64.npz", x_train=xt / 255.0, y_train=yt, x_test=xs / 255.0, y_test=ys)
+PY
+    eval_text "$mnist" >"$tmp/idx.txt"
+    for z in u8 f32; do
+        eval_text "$tmp/$z.npz" >"$tmp/npz.txt"
+        cmp -s "$tmp/idx.txt" "$tmp/npz.txt" || fail "$z.npz gives other errors: $(cat "$tmp/npz.txt")"
+    done
+    "$bin/ram-train" --data "$tmp/f32.npz" --epochs 1 --quiet --glimpses 2 --hidden 16 \
+        --out "$tmp/npz.ram" 2>"$tmp/npz-train.txt" || fail "ram-train on an .npz: $(cat "$tmp/npz-train.txt")"
+    grep -q "500 train / 100 validation images" "$tmp/npz-train.txt" || fail "x_val not used"
+    if "$bin/ram-eval" --model "$model" --data "$tmp/zip.npz" 2>"$tmp/err.txt"; then fail "zip.npz read"; fi
+    grep -q "is compressed (np.savez_compressed)" "$tmp/err.txt" || fail "zip.npz: $(cat "$tmp/err.txt")"
+    if "$bin/ram-eval" --model "$model" --data "$tmp/f64.npz" 2>"$tmp/err.txt"; then fail "f64.npz read"; fi
+    grep -q "x_test.npy is not an .npy array of uint8, float32" "$tmp/err.txt" || fail "f64.npz: $(cat "$tmp/err.txt")"
+else
+    echo "no NumPy in $py: the .npz part is skipped"
+fi
 echo "tools-images-mnist: ok"

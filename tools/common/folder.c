@@ -4,6 +4,7 @@
 
 #include "image.h"
 #include "list.h"
+#include "npz.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -63,7 +64,7 @@ static int ends_with(const char *s, const char *tail) {
 }
 
 int folder_is_images(const char *dir) {
-    if (list_is_list(dir)) return 1;
+    if (list_is_list(dir) || npz_is_npz(dir)) return 1;
     char **names, path[4096];
     int n = list_dir(dir, &names), subdir = 0, idx = 0;
     for (int i = 0; i < n; i++) {
@@ -85,6 +86,8 @@ static int has_splits(const char *dir) {
 
 int folder_has_split(const char *dir, const char *split) {
     char path[4096];
+    snprintf(path, sizeof path, "x_%.20s.npy", split);
+    if (npz_is_npz(dir)) return npz_has(dir, path);
     join(path, sizeof path, dir, split);
     return has_splits(dir) && !list_is_list(dir) ? is_dir(path) : strcmp(split, "val") != 0;
 }
@@ -241,7 +244,21 @@ static int list_split(const char *prog, const char *dir, const char *split,
     return rc;
 }
 
+/* An .npz's split (below). */
+static int npz_find(const char *prog, const char *path, const char *split, int say, npz_file *z,
+                    npy_array *x, npy_array *y);
+
 int folder_probe(const char *prog, const char *dir, const char *split, int *c, int *h, int *w) {
+    if (npz_is_npz(dir)) {
+        npz_file z;
+        npy_array x, y;
+        if (npz_find(prog, dir, split, 1, &z, &x, &y)) return -1;
+        *c = x.ndim == 4 && x.shape[3] >= 3 ? 3 : 1;
+        *h = (int)x.shape[1];
+        *w = (int)x.shape[2];
+        npz_close(&z);
+        return 0;
+    }
     listing l = {0};
     char **own = NULL, err[4096];
     int n_own = 0, bad = 0;
@@ -264,22 +281,13 @@ int folder_probe(const char *prog, const char *dir, const char *split, int *c, i
     return rc;
 }
 
-/* Decode and fit file `path` into image slot s->n (floats in `canvas`);
- * 1 when it was bad and skipped, 0 when kept, -1 to stop. */
-static int add_image(const char *prog, const char *path, const ram_model *fit, int on_bad,
+/* An image fitted into slot s->n as bytes (floats in `canvas`): 0 or -1. */
+static int put_image(const char *prog, const char *what, const ram_model *fit, const image *img,
                      float *canvas, folder_set *s) {
-    char err[4096];
-    image img;
     const size_t pixels = (size_t)s->c * s->h * s->w;
-    if (image_load(path, &img, err, sizeof err)) {
-        fprintf(stderr, "%s: %s%s\n", prog, err,
-                on_bad == FOLDER_SKIP ? " (skipped)" : " (--on-bad skip passes over it)");
-        return on_bad == FOLDER_SKIP ? 1 : -1;
-    }
-    ram_status st = ram_image_fit(fit, img.px, img.c, img.h, img.w, canvas, pixels);
-    image_free(&img);
+    ram_status st = ram_image_fit(fit, img->px, img->c, img->h, img->w, canvas, pixels);
     if (st != RAM_OK) {
-        fprintf(stderr, "%s: %s: %s\n", prog, path, ram_last_error());
+        fprintf(stderr, "%s: %s: %s\n", prog, what, ram_last_error());
         return -1;
     }
     unsigned char *dst = s->bytes + (size_t)s->n * pixels;
@@ -288,6 +296,123 @@ static int add_image(const char *prog, const char *path, const ram_model *fit, i
         dst[i] = (unsigned char)(v * 255.0f + 0.5f);
     }
     return 0;
+}
+
+/* Decode and fit file `path` into image slot s->n (floats in `canvas`);
+ * 1 when it was bad and skipped, 0 when kept, -1 to stop. */
+static int add_image(const char *prog, const char *path, const ram_model *fit, int on_bad,
+                     float *canvas, folder_set *s) {
+    char err[4096];
+    image img;
+    if (image_load(path, &img, err, sizeof err)) {
+        fprintf(stderr, "%s: %s%s\n", prog, err,
+                on_bad == FOLDER_SKIP ? " (skipped)" : " (--on-bad skip passes over it)");
+        return on_bad == FOLDER_SKIP ? 1 : -1;
+    }
+    const int rc = put_image(prog, path, fit, &img, canvas, s);
+    image_free(&img);
+    return rc;
+}
+
+/* ---- NumPy .npz files (npz.h) ----------------------------------------------- */
+
+/* x_<split> and y_<split>: images N x H x W (x C) and N labels; 0, 1 when
+ * the split is missing, or -1 after saying why. */
+static int npz_split(const char *prog, const char *path, const npz_file *z, const char *split,
+                     npy_array *x, npy_array *y) {
+    char name[32];
+    snprintf(name, sizeof name, "x_%.20s", split);
+    int rc = npz_array(prog, path, z, name, x);
+    snprintf(name, sizeof name, "y_%.20s", split);
+    if (rc == 0) rc = npz_array(prog, path, z, name, y);
+    if (rc) return rc;
+    const long c = x->ndim == 4 ? x->shape[3] : 1;
+    if ((x->ndim == 3 || (x->ndim == 4 && c <= 4)) && (x->kind == 'f' || x->item == 1) &&
+        x->kind != 'i' && y->ndim == 1 && y->kind != 'f' && y->shape[0] == x->shape[0] &&
+        x->count > 0 && x->shape[1] * x->shape[2] <= IMAGE_MAX_PIXELS)
+        return 0;
+    fprintf(stderr,
+            "%s: %s: x_%s must be N x H x W (or x C, C <= 4) uint8 or float32 images and y_%s "
+            "N integer labels\n",
+            prog, path, split, split);
+    return -1;
+}
+
+/* Open the file and find a split: 0, 1 missing (said when `say`), -1. */
+static int npz_find(const char *prog, const char *path, const char *split, int say, npz_file *z,
+                    npy_array *x, npy_array *y) {
+    if (npz_open(prog, path, z)) return -1;
+    const int rc = npz_split(prog, path, z, split, x, y);
+    if (rc == 1 && say)
+        fprintf(stderr,
+                "%s: %s has no x_%s and y_%s (an .npz holds x_train, y_train, x_test, y_test and "
+                "optionally x_val, y_val)\n",
+                prog, path, split, split);
+    if (rc) npz_close(z);
+    return rc;
+}
+
+/* The class names "0".."k-1" of labels 0..k-1. */
+static char **number_names(int k) {
+    char **names = calloc((size_t)k, sizeof *names);
+    for (int i = 0; names && i < k; i++)
+        if ((names[i] = malloc(12))) snprintf(names[i], 12, "%d", i);
+    return names;
+}
+
+/* Image i (H x W x C) as float CHW into img. */
+static void npz_image(const npy_array *x, size_t i, image *img) {
+    const size_t plane = (size_t)img->h * img->w;
+    const double scale = x->kind == 'f' ? 1.0 : 1.0 / 255.0;
+    for (size_t p = 0; p < plane; p++)
+        for (int k = 0; k < img->c; k++)
+            img->px[k * plane + p] = (float)(scale * npy_value(x, (i * plane + p) * img->c + k));
+}
+
+/* The split's images fitted into s and their labels, checked. */
+static int npz_decode(const char *prog, const char *path, const npy_array *x, const npy_array *y,
+                      const ram_model *fit, int count, folder_set *s) {
+    const int n = (int)x->shape[0];
+    image img = {x->ndim == 4 ? (int)x->shape[3] : 1, (int)x->shape[1], (int)x->shape[2], NULL};
+    const size_t pixels = (size_t)s->c * s->h * s->w;
+    img.px = malloc(sizeof(float) * img.c * img.h * img.w);
+    float *canvas = malloc(sizeof *canvas * pixels);
+    s->bytes = malloc(pixels * (size_t)n);
+    s->labels = malloc(sizeof *s->labels * (size_t)n);
+    int rc = img.px && canvas && s->bytes && s->labels ? 0 : -1, top = 0;
+    if (rc) fprintf(stderr, "%s: out of memory for %d images of %zu bytes\n", prog, n, pixels);
+    for (int i = 0; i < n && !rc; i++) {
+        const double label = npy_value(y, (size_t)i);
+        if (label < 0 || label > 65535 || (count && label >= count)) {
+            fprintf(stderr, "%s: %s: label %g of image %d is not one of the model's %d classes\n",
+                    prog, path, label, i, count);
+            rc = -1;
+            break;
+        }
+        npz_image(x, (size_t)i, &img);
+        rc = put_image(prog, path, fit, &img, canvas, s);
+        s->labels[s->n++] = (int)label;
+        if ((int)label > top) top = (int)label;
+    }
+    if (!rc && !count && top < 1) {
+        fprintf(stderr, "%s: %s has a single class (%d): a classifier needs two or more\n", prog,
+                path, top);
+        rc = -1;
+    }
+    if (!rc && !count && !(s->names = number_names(s->classes = top + 1))) rc = -1;
+    free(img.px);
+    free(canvas);
+    return rc;
+}
+
+static int npz_load(const char *prog, const char *path, const char *split, const ram_model *fit,
+                    int count, folder_set *s) {
+    npz_file z;
+    npy_array x, y;
+    if (npz_find(prog, path, split, 1, &z, &x, &y)) return -1;
+    const int rc = npz_decode(prog, path, &x, &y, fit, count, s);
+    npz_close(&z);
+    return rc;
 }
 
 /* Images i and j of the set swapped (bytes and labels). */
@@ -349,9 +474,11 @@ int folder_load(const char *prog, const char *dir, const char *split, const ram_
     s->h = mp.height;
     s->w = mp.width;
     listing l = {0};
-    int rc =
-        list_split(prog, dir, split, names, count, on_bad, &l, &s->names, &s->classes, &s->skipped);
-    if (!rc) rc = decode_all(prog, &l, fit, on_bad, s);
+    const int npz = npz_is_npz(dir);
+    int rc = npz ? npz_load(prog, dir, split, fit, names ? count : 0, s)
+                 : list_split(prog, dir, split, names, count, on_bad, &l, &s->names, &s->classes,
+                              &s->skipped);
+    if (!rc && !npz) rc = decode_all(prog, &l, fit, on_bad, s);
     if (!rc && shuffle) {
         unsigned char *tmp = malloc((size_t)s->c * s->h * s->w);
         if (tmp) shuffle_images(s, shuffle, tmp);

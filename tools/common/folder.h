@@ -1,5 +1,6 @@
 /* folder: an image folder as a data set, for ram-train, ram-eval and
- * ram-glimpses (`--data PATH` naming a folder of class folders).
+ * ram-glimpses (`--data PATH` naming a folder of class folders; also a
+ * CSV/TSV list of images, list.h, or a NumPy .npz, npz.h).
  *
  *   PATH/train/<class>/<file>.png|jpg|jpeg, PATH/test/<class>/..., optional PATH/val/
  *   (a folder with a train or test subfolder is taken to be laid out so)

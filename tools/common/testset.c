@@ -24,8 +24,8 @@ size_t testset_table(testset_options *c, tool_opt *t) {
         {"--model", OPT_STRING, &c->model, .meta = "FILE", .flags = OPT_REQUIRED,
          .help = "model or checkpoint saved by libram"},
         {"--data", OPT_STRING, &c->data, .meta = "PATH", .flags = OPT_REQUIRED,
-         .help = "directory with the MNIST IDX files, an image folder or a CSV/TSV list (as "
-                 "ram-train takes them; each image fitted by the model's rule)"},
+         .help = "directory with the MNIST IDX files, an image folder, a CSV/TSV list or an "
+                 ".npz (as ram-train takes them; each image fitted by the model's rule)"},
         {"--dataset", OPT_CHOICE, &c->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
          .help = "the set: a translated or cluttered one is the fixed set made from the MNIST "
                  "digits of the split; must match the model"},

@@ -49,7 +49,8 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .help = "directory with the four MNIST IDX files, or an image folder: "
                  "PATH/train/CLASS/*.png|jpg (with PATH/test, optional PATH/val) or PATH/CLASS/... "
                  "(a fifth of each class, by a hash of its file names, kept for testing), or a "
-                 "list PATH.csv of PATH,LABEL lines (.tsv: tab-separated)"},
+                 "list PATH.csv of PATH,LABEL lines (.tsv: tab-separated), or a NumPy PATH.npz "
+                 "of x_train, y_train (x_val, y_val) as np.savez writes it"},
         {"--dataset", OPT_CHOICE, &o->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
          .help = "the set to train on; the training images of a translated or cluttered set are "
                  "placed afresh every epoch"},
