@@ -93,6 +93,10 @@ count() { "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/flat" --split "$1" -
 n_test=$(count test) n_train=$(count train)
 [ $((n_test + n_train)) -eq 156 ] || fail "the hashed split: $n_train train + $n_test test, not 156 images"
 [ "$n_test" -ge 16 ] && [ "$n_test" -le 48 ] || fail "the hashed split: $n_test of 156 for testing"
+if "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/flat" --split val 2>"$tmp/u.txt"; then
+    fail "--split val of a folder without one"
+fi
+grep -q "has no val split" "$tmp/u.txt" || fail "--split val: no clear message: $(cat "$tmp/u.txt")"
 "$bin/ram-train" --data "$tmp/flat" "${small[@]}" --epochs 1 --out "$tmp/flat.ram" 2>"$tmp/flat.txt" ||
     fail "ram-train on a flat folder: $(cat "$tmp/flat.txt")"
 grep -q "$((n_train - n_train / 10)) train / $((n_train / 10)) validation images" "$tmp/flat.txt" ||

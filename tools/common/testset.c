@@ -74,6 +74,10 @@ static int load_folder(const char *prog, const testset_options *c, testset *s) {
                 c->data);
         return -1;
     }
+    if (!folder_has_split(c->data, split)) {
+        fprintf(stderr, "%s: %s has no %s split\n", prog, c->data, split);
+        return -1;
+    }
     const char **names = malloc(sizeof *names * (size_t)s->mp.classes);
     if (!names) return -1;
     const char *const *have = model_names(s, names);
