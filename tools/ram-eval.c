@@ -24,9 +24,10 @@
 #define MAX_THREADS 256
 
 static const tool_info tool = {
-    "ram-eval", "measure a Recurrent Attention Model's error on MNIST",
+    "ram-eval", "measure a Recurrent Attention Model's error on MNIST or on your images",
     "--model FILE --data DIR [options]",
-    "Classify the MNIST test set (DIR/t10k-*-ubyte) with a saved model and print the test error, "
+    "Classify the MNIST test set (DIR/t10k-*-ubyte), or the test split of an image folder, "
+    "CSV/TSV list or .npz, with a saved model and print the test error, "
     "the confusion matrix and the time taken.  On a translated or cluttered set also where the "
     "glimpses went: the share of images with a glimpse on the digit (its finest window wholly "
     "inside the digit's 28x28 box), the glimpses on the digit per image, and the share of "

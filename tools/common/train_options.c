@@ -11,7 +11,10 @@
 
 #define DESCRIPTION                                                                                \
     "Train a Recurrent Attention Model on MNIST (IDX files) or on a translated or cluttered set "  \
-    "made from it.  Keeps the model with the best validation error in --out, writes a "            \
+    "made from it, or on your own images: a folder of PNG and JPEG files, one subfolder per "      \
+    "class, a CSV/TSV list of them or a NumPy .npz (the model keeps the class names and how its "  \
+    "images were fitted to its canvas).  Keeps the model with the best validation error in "       \
+    "--out, writes a "                                                                             \
     "checkpoint after every epoch (--resume continues from it exactly), prints a live progress "   \
     "line and one line per epoch, and can log the epochs as CSV."
 
