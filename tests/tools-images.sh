@@ -84,7 +84,7 @@ grep -q "16x16\|12x12" "$tmp/r.txt" || fail "no canvas in the header"
 mkdir "$tmp/flat"
 for c in circle cross square; do
     mkdir "$tmp/flat/$c"
-    for f in "$shapes"/train/$c/* "$shapes"/test/$c/*; do
+    for f in "$shapes/train/$c"/* "$shapes/test/$c"/*; do
         cp "$f" "$tmp/flat/$c/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f")"
     done
 done
@@ -92,7 +92,7 @@ count() { "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/flat" --split "$1" -
     sed 's/.*"n": \([0-9]*\).*/\1/'; }
 n_test=$(count test) n_train=$(count train)
 [ $((n_test + n_train)) -eq 156 ] || fail "the hashed split: $n_train train + $n_test test, not 156 images"
-[ "$n_test" -ge 16 ] && [ "$n_test" -le 48 ] || fail "the hashed split: $n_test of 156 for testing"
+if [ "$n_test" -lt 16 ] || [ "$n_test" -gt 48 ]; then fail "the hashed split: $n_test of 156 for testing"; fi
 if "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/flat" --split val 2>"$tmp/u.txt"; then
     fail "--split val of a folder without one"
 fi
