@@ -11,11 +11,11 @@
 set -euo pipefail
 
 # abigail-tools: the abi test; doxygen: the api_docs test; scikit-learn, tqdm,
-# Pillow: the Python estimator's and data readers' tests;
-# Open MPI: ram-train-mpi and the mpi test.
-packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev python3 python3-numpy
-    python3-pytest python3-sklearn python3-tqdm python3-pil abigail-tools doxygen
-    libopenmpi-dev openmpi-bin)
+# Pillow: the Python estimator's and data readers' tests; Open MPI:
+# ram-train-mpi and the mpi test; libpng and libjpeg: the tools' image readers.
+packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev libjpeg62-turbo-dev
+    python3 python3-numpy python3-pytest python3-sklearn python3-tqdm python3-pil abigail-tools
+    doxygen libopenmpi-dev openmpi-bin)
 [ "${1:-}" = "--demo" ] && packages+=(curl ca-certificates gnuplot-nox)
 [ "${1:-}" = "--reliability" ] && packages+=(clang libclang-rt-14-dev valgrind)
 

@@ -112,10 +112,10 @@ pass_fuzz() {
     cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DRAM_FUZZ=ON -DRAM_SANITIZE=address,undefined -DRAM_BUILD_TESTS=OFF
     cmake --build build-fuzz -j"$jobs" \
-        --target fuzz_model_file fuzz_model_memory fuzz_checkpoint fuzz_idx
+        --target fuzz_model_file fuzz_model_memory fuzz_checkpoint fuzz_idx fuzz_image fuzz_npz
     local scratch
     scratch="$(mktemp -d "${TMPDIR:-/tmp}/ram-fuzz.XXXXXX")"
-    for t in model_file:model model_memory:model checkpoint:checkpoint idx:idx; do
+    for t in model_file:model model_memory:model checkpoint:checkpoint idx:idx image:image npz:npz; do
         corpus="tests/fuzz/corpus/${t#*:}"
         mkdir -p "$scratch/${t%%:*}"
         echo "-- fuzz_${t%%:*} (${secs} s)"

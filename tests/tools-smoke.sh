@@ -249,6 +249,30 @@ done
 cmp -s "$tmp/x1/cluttered60-t10k-images-idx3-ubyte" "$tmp/x2/cluttered60-t10k-images-idx3-ubyte" ||
     fail "ram-data exports differ between runs"
 
+# The set as an image folder (ram-data --format png): train, val and test
+# splits; a model makes the same errors on it as on the IDX files (PNG is
+# lossless), trains on it, and ram-classify and ram-glimpses read it.
+if [ -x "$bin/ram-classify" ] && [ -x "$bin/ram-glimpses" ]; then
+    "$bin/ram-data" --dataset mnist --data "$tmp/data" --val 100 --format png --out "$tmp/png" \
+        >/dev/null 2>"$tmp/png.txt" || fail "ram-data --format png: $(cat "$tmp/png.txt")"
+    [ "$(ls "$tmp/png")" = "$(printf 'test\ntrain\nval')" ] || fail "not the three splits"
+    [ "$(find "$tmp/png/train" -name '*.png' | wc -l)" -eq 200 ] || fail "not 200 training PNGs"
+    for d in "$tmp/data" "$tmp/png"; do
+        "$bin/ram-eval" --model "$tmp/m.ram" --data "$d" | sed -n '/^test error/,/^$/p;/^ *[0-9]/p'
+    done >"$tmp/both.txt"
+    half=$(($(wc -l <"$tmp/both.txt") / 2))
+    cmp -s <(head -n "$half" "$tmp/both.txt") <(tail -n "$half" "$tmp/both.txt") ||
+        fail "the PNG folder gives other errors than the IDX files: $(cat "$tmp/both.txt")"
+    "${train[@]}" --data "$tmp/png" --epochs 1 --out "$tmp/f.ram" 2>"$tmp/f.txt" ||
+        fail "ram-train on the folder: $(cat "$tmp/f.txt")"
+    grep -q "200 train / 100 validation images" "$tmp/f.txt" || fail "PATH/val not used: $(cat "$tmp/f.txt")"
+    first="$(ls "$tmp/png/test/3" | head -1)"
+    "$bin/ram-classify" --model "$tmp/f.ram" "$tmp/png/test/3/$first" | grep -qP '\t[0-9]\t[01]\.' ||
+        fail "ram-classify on an exported PNG"
+    "$bin/ram-glimpses" --model "$tmp/f.ram" --data "$tmp/png" --out "$tmp/fg.png" --count 2 \
+        2>/dev/null || fail "ram-glimpses on a folder"
+fi
+
 head -c 1000 "$tmp/m.ram" >"$tmp/cut.ram"
 if "$bin/ram-eval" --model "$tmp/cut.ram" --data "$tmp/data" 2>"$tmp/err.txt"; then
     fail "a truncated model was accepted"

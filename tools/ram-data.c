@@ -19,12 +19,21 @@
  *
  * stdout gets the two paths, one per line (`sha256sum $(ram-data ...)`);
  * stderr a summary.
+ *
+ * --format png writes an image folder instead, as ram-train --data reads
+ * it: OUT/train, OUT/val and OUT/test (or the one --split), each
+ * OUT/<split>/<digit>/<index>.png, index zero-padded to the split's size so
+ * that byte order is the sets' order.  It is written into OUT.tmp-XXXXXX and
+ * renamed to OUT at the end: an OUT that exists is complete.
  */
+#define _XOPEN_SOURCE 700 /* mkdtemp, nftw */
 #include "datasets.h"
+#include "draw.h"
 #include "idx.h"
 #include "opts.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,15 +45,20 @@ typedef enum split { SPLIT_TEST, SPLIT_TRAIN, SPLIT_VAL } split;
 static const int split_values[] = {SPLIT_TEST, SPLIT_TEST, SPLIT_TRAIN, SPLIT_VAL};
 
 static const tool_info tool = {
-    "ram-data", "write translated and cluttered MNIST as IDX files",
+    "ram-data", "write MNIST and its translated and cluttered sets as IDX files or PNG folders",
     "--dataset NAME --data DIR --out OUTDIR [options]",
     "Write a data set as IDX files OUTDIR/<name>-<split>-images-idx3-ubyte and "
     "-labels-idx1-ubyte (split: t10k, val or train-e<E>-s<S>), byte for byte the images the "
-    "other tools use.  The two paths go to stdout, a summary to stderr."};
+    "other tools use.  The two paths go to stdout, a summary to stderr.\n\n"
+    "With --format png, an image folder OUTDIR/<split>/<digit>/<index>.png instead (8-bit grey, "
+    "lossless: the same pixels), of the splits train, val and test (or --split's), as ram-train, "
+    "ram-eval and ram-glimpses read it; OUTDIR is printed to stdout."};
+
+enum { FORMAT_IDX, FORMAT_PNG };
 
 typedef struct options {
     const char *data, *out;
-    int dataset, split, epoch, val;
+    int dataset, split, epoch, val, format, split_given;
     uint64_t seed;
 } options;
 
@@ -67,12 +81,18 @@ static int parse(int argc, char **argv, options *o) {
          .help = "train: ram-train's --seed"},
         {"--val", OPT_INT, &o->val, 1, 2147483647.0, .meta = "N",
          .help = "train, val: ram-train's --val"},
+        {"--format", OPT_CHOICE, &o->format, .choices = "idx|png", .meta = "F",
+         .help = "idx: two IDX files; png: an image folder OUTDIR/SPLIT/DIGIT/INDEX.png of "
+                 "train, val and test (only --split's when given), for ram-train --data; OUTDIR "
+                 "must not exist, and appears only when complete"},
     };
     const size_t n = sizeof t / sizeof *t;
     int r = opts_parse(&tool, t, n, argc, argv);
     if (r) return r;
+    o->split_given = opts_find(t, n, "--split")->seen != 0;
     /* Silently ignoring these would export a different set than the user
-     * thinks. */
+     * thinks (a PNG folder without --split has every split). */
+    if (o->format == FORMAT_PNG && !o->split_given) return TOOL_OK;
     if (o->split != SPLIT_TRAIN &&
         (opts_find(t, n, "--epoch")->seen || opts_find(t, n, "--seed")->seen))
         return opts_usage_error(&tool, "--epoch and --seed apply to --split train only");
@@ -103,19 +123,19 @@ typedef struct selection {
     char name[96]; /* t10k, val or train-e<E>-s<S> */
 } selection;
 
-static int select_images(const options *o, int n_all, selection *sel) {
+static int select_images(const options *o, int split, int n_all, selection *sel) {
     *sel = (selection){0, n_all, n_all, DATASET_TEST_SEED, "t10k"};
-    if (o->split != SPLIT_TEST && o->val >= n_all) {
+    if (split != SPLIT_TEST && o->val >= n_all) {
         fprintf(stderr, "ram-data: --val %d leaves no training images (of %d)\n", o->val, n_all);
         return -1;
     }
-    if (o->split == SPLIT_TRAIN) {
+    if (split == SPLIT_TRAIN) {
         sel->count = sel->pool = n_all - o->val;
         /* ram-train: seed * 1000003u + epoch, its epoch counter starting at 0. */
         sel->seed = o->seed * 1000003u + (uint64_t)(o->epoch - 1);
         snprintf(sel->name, sizeof sel->name, "train-e%d-s%llu", o->epoch,
                  (unsigned long long)o->seed);
-    } else if (o->split == SPLIT_VAL) {
+    } else if (split == SPLIT_VAL) {
         sel->first = n_all - o->val;
         sel->count = o->val;
         sel->seed = DATASET_VAL_SEED;
@@ -152,52 +172,161 @@ static int write_set(const options *o, const selection *sel, const float *images
     return 0;
 }
 
-static int export(const options *o, const float *digits, const int *labels, int n_all) {
-    const char *mnist_split = o->split == SPLIT_TEST ? "t10k" : "train";
-    selection sel;
-    if (select_images(o, n_all, &sel)) return -1;
+/* The selected images of `split`, made as the other tools make them:
+ * malloc'ed into *images, or NULL after saying why. */
+static float *make_images(const options *o, int split, const float *digits, int n_all,
+                          selection *sel) {
+    if (select_images(o, split, n_all, sel)) return NULL;
     const int side = dataset_side(o->dataset);
     const size_t pixels = (size_t)side * (size_t)side;
-    float *images = malloc((size_t)sel.count * pixels * sizeof *images);
+    float *images = malloc((size_t)sel->count * pixels * sizeof *images);
     if (!images) {
-        fprintf(stderr, "ram-data: out of memory for %d images of %d x %d\n", sel.count, side,
+        fprintf(stderr, "ram-data: out of memory for %d images of %d x %d\n", sel->count, side,
                 side);
-        return -1;
+        return NULL;
     }
-    for (int i = 0; i < sel.count; i++)
-        dataset_make(o->dataset, digits, sel.pool, sel.first + i, sel.seed,
+    for (int i = 0; i < sel->count; i++)
+        dataset_make(o->dataset, digits, sel->pool, sel->first + i, sel->seed,
                      images + (size_t)i * pixels);
-    int rc = write_set(o, &sel, images, labels, side);
-    free(images);
-    if (rc) return -1;
+    return images;
+}
+
+static void summary(const options *o, const selection *sel, const char *mnist_split) {
+    const int side = dataset_side(o->dataset);
     fprintf(stderr, "ram-data: %s %s: %d images %dx%d, digits %d..%d of %s/%s",
-            dataset_name(o->dataset), sel.name, sel.count, side, side, sel.first,
-            sel.first + sel.count - 1, o->data, mnist_split);
+            dataset_name(o->dataset), sel->name, sel->count, side, side, sel->first,
+            sel->first + sel->count - 1, o->data, mnist_split);
     if (o->dataset == DATASET_MNIST)
         fprintf(stderr, " as they are\n");
     else
         fprintf(stderr, " placed with seed %llu, clutter from digits 0..%d\n",
-                (unsigned long long)sel.seed, sel.pool - 1);
+                (unsigned long long)sel->seed, sel->pool - 1);
+}
+
+static int export(const options *o, const float *digits, const int *labels, int n_all) {
+    selection sel;
+    float *images = make_images(o, o->split, digits, n_all, &sel);
+    if (!images) return -1;
+    int rc = write_set(o, &sel, images, labels, dataset_side(o->dataset));
+    free(images);
+    if (rc) return -1;
+    summary(o, &sel, o->split == SPLIT_TEST ? "t10k" : "train");
     return 0;
+}
+
+/* MNIST split `mnist_split` of --data, 28 x 28 (checked): 0 or -1. */
+static int load_digits(const options *o, const char *mnist_split, float **digits, int **labels,
+                       int *n_all) {
+    int h = 0, w = 0;
+    if (dataset_load("ram-data", o->data, mnist_split, DATASET_MNIST, digits, labels, n_all, &h,
+                     &w) != 0)
+        return -1;
+    if (h == 28 && w == 28) return 0;
+    fprintf(stderr, "ram-data: %s/%s has %d x %d images, not MNIST's 28 x 28\n", o->data,
+            mnist_split, h, w);
+    free(*labels);
+    free(*digits);
+    return -1;
+}
+
+/* ---- --format png ------------------------------------------------------------- */
+
+static const char *const split_dirs[] = {"test", "train", "val"}; /* by split */
+
+/* Image i of a set as root/<label>/<i>.png, zero-padded to `digits`. */
+static int write_png_image(const char *root, const float *img, int side, int label, int i,
+                           int digits, unsigned char *bytes) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%d", root, label) >= (int)sizeof path || ensure_dir(path))
+        return -1;
+    if (snprintf(path, sizeof path, "%s/%d/%0*d.png", root, label, digits, i) >= (int)sizeof path)
+        return -1;
+    for (int k = 0; k < side * side; k++) { /* as idx_save_images rounds */
+        const float v = img[k] > 0 ? (img[k] < 1 ? img[k] : 1) : 0;
+        bytes[k] = (unsigned char)(v * 255.0f + 0.5f);
+    }
+#ifdef RAM_TOOLS_NO_IMAGES
+    fprintf(stderr, "ram-data: %s: the tools were built without libpng\n", path);
+    return -1;
+#else
+    return write_png_pixels("ram-data", path, side, side, 1, bytes, "libram ram-data");
+#endif
+}
+
+/* One split of the set as tmp/<split>/<label>/<index>.png. */
+static int png_split(const options *o, const char *tmp, int split) {
+    const char *mnist_split = split == SPLIT_TEST ? "t10k" : "train";
+    float *digits = NULL, *images = NULL;
+    int *labels = NULL, n_all = 0, rc = -1;
+    selection sel;
+    char root[4096];
+    unsigned char bytes[100 * 100]; /* the largest canvas */
+    if (snprintf(root, sizeof root, "%s/%s", tmp, split_dirs[split]) >= (int)sizeof root) return -1;
+    if (load_digits(o, mnist_split, &digits, &labels, &n_all)) return -1;
+    if ((images = make_images(o, split, digits, n_all, &sel)) && !ensure_dir(root)) {
+        const int side = dataset_side(o->dataset);
+        int width = 1;
+        for (int c = sel.count - 1; c >= 10; c /= 10)
+            width++;
+        rc = 0;
+        for (int i = 0; i < sel.count && !rc; i++)
+            rc = write_png_image(root, images + (size_t)i * side * side, side,
+                                 labels[sel.first + i], i, width, bytes);
+        if (!rc) summary(o, &sel, mnist_split);
+    }
+    free(images);
+    free(labels);
+    free(digits);
+    return rc;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* The folder, written beside --out and renamed to it when complete. */
+static int export_png(const options *o) {
+    char tmp[4096];
+    struct stat st;
+    if (stat(o->out, &st) == 0) {
+        fprintf(stderr, "ram-data: %s exists: --format png writes a new folder\n", o->out);
+        return -1;
+    }
+    if (strlen(o->out) > 2048) {
+        fprintf(stderr, "ram-data: --out %s: path too long\n", o->out);
+        return -1;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", o->out);
+    if (!mkdtemp(tmp)) {
+        fprintf(stderr, "ram-data: cannot create %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    for (int s = SPLIT_TEST; s <= SPLIT_VAL && !rc; s++)
+        if (!o->split_given || s == o->split) rc = png_split(o, tmp, s);
+    if (!rc && rename(tmp, o->out) != 0) {
+        fprintf(stderr, "ram-data: cannot rename %s to %s: %s\n", tmp, o->out, strerror(errno));
+        rc = -1;
+    }
+    if (rc) {
+        nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+        return -1;
+    }
+    printf("%s\n", o->out);
+    return fflush(stdout) != 0 || ferror(stdout) ? -1 : 0;
 }
 
 int main(int argc, char **argv) {
     options o;
     int parsed = parse(argc, argv, &o);
     if (parsed) return opts_exit(parsed);
-    int rc = TOOL_FAILED, n_all = 0, h = 0, w = 0;
+    if (o.format == FORMAT_PNG) return export_png(&o) ? TOOL_FAILED : TOOL_OK;
     float *digits = NULL;
-    int *labels = NULL;
-    const char *mnist_split = o.split == SPLIT_TEST ? "t10k" : "train";
-    /* The digits as they are (mnist), checked for every set just below. */
-    if (dataset_load("ram-data", o.data, mnist_split, DATASET_MNIST, &digits, &labels, &n_all, &h,
-                     &w) != 0)
+    int *labels = NULL, n_all = 0;
+    if (load_digits(&o, o.split == SPLIT_TEST ? "t10k" : "train", &digits, &labels, &n_all))
         return TOOL_FAILED;
-    if (h != 28 || w != 28)
-        fprintf(stderr, "ram-data: %s/%s has %d x %d images, not MNIST's 28 x 28\n", o.data,
-                mnist_split, h, w);
-    else if (!export(&o, digits, labels, n_all))
-        rc = TOOL_OK;
+    int rc = export(&o, digits, labels, n_all) ? TOOL_FAILED : TOOL_OK;
     free(labels);
     free(digits);
     return rc;

@@ -9,6 +9,7 @@
 #include "blas.h"
 #include "clock.h"
 #include "datasets.h"
+#include "json.h"
 #include "testset.h"
 
 #include <ram/ram.h>
@@ -23,9 +24,10 @@
 #define MAX_THREADS 256
 
 static const tool_info tool = {
-    "ram-eval", "measure a Recurrent Attention Model's error on MNIST",
+    "ram-eval", "measure a Recurrent Attention Model's error on MNIST or on your images",
     "--model FILE --data DIR [options]",
-    "Classify the MNIST test set (DIR/t10k-*-ubyte) with a saved model and print the test error, "
+    "Classify the MNIST test set (DIR/t10k-*-ubyte), or the test split of an image folder, "
+    "CSV/TSV list or .npz, with a saved model and print the test error, "
     "the confusion matrix and the time taken.  On a translated or cluttered set also where the "
     "glimpses went: the share of images with a glimpse on the digit (its finest window wholly "
     "inside the digit's 28x28 box), the glimpses on the digit per image, and the share of "
@@ -84,6 +86,7 @@ static int parse(int argc, char **argv, options *o) {
  * set (400 MB for cluttered100). */
 typedef struct job {
     const ram_model *model;
+    const testset *set;  /* an image folder's images are converted per batch */
     const float *images; /* the images, or the 28 x 28 digits to place */
     int *pred;
     uint64_t *on_digit; /* placed sets: per image, bit g set if glimpse g hit the digit */
@@ -136,7 +139,10 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
     const int first = b * j->batch;
     const int count = j->n - first < j->batch ? j->n - first : j->batch;
     const float *img = placed;
-    if (placed) {
+    if (placed && j->set->from_folder) {
+        for (int i = 0; i < count; i++)
+            testset_image(j->set, j->dataset, first + i, placed + (size_t)i * (size_t)j->pixels);
+    } else if (placed) {
         for (int i = 0; i < count; i++)
             (j->no_clutter ? dataset_make_uncluttered
                            : dataset_make)(j->dataset, j->images, j->n_digits, first + i,
@@ -152,7 +158,7 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
     if (s != RAM_OK)
         return job_fail(
             j, s, j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
-    for (int i = 0; locs && i < count; i++)
+    for (int i = 0; locs && j->dataset != DATASET_MNIST && i < count; i++)
         j->on_digit[first + i] =
             glimpses_on_digit(j, first + i, locs + (size_t)i * (size_t)j->glimpses * 2);
     return RAM_OK;
@@ -163,7 +169,7 @@ static void *run_job(void *arg) {
     ram_state *st = NULL;
     ram_policy *pol = NULL;
     float *placed = NULL, *locs = NULL;
-    if (j->dataset != DATASET_MNIST) {
+    if (j->dataset != DATASET_MNIST || j->set->from_folder) {
         placed = malloc((size_t)j->batch * (size_t)j->pixels * sizeof *placed);
         locs = malloc((size_t)j->batch * (size_t)j->glimpses * 2 * sizeof *locs);
         if (!placed || !locs) {
@@ -193,20 +199,6 @@ done:
     return NULL;
 }
 
-/* Print `s` as a JSON string literal. */
-static void json_string(const char *s) {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
-
 /* What the run found, over all images. */
 typedef struct result {
     long errors, found, found_wrong, on_total, by_glimpse[64];
@@ -231,12 +223,13 @@ static int classify_all(const options *o, const testset *s, int n, int *pred, ui
     for (int t = 0; t < nthreads; t++) {
         jobs[t] =
             (job){.model = s->model,
+                  .set = s,
                   .images = s->images,
                   .pred = pred,
                   .on_digit = on_digit,
                   .n = n,
                   .batch = o->batch,
-                  .pixels = s->h * s->w,
+                  .pixels = s->c * s->h * s->w,
                   .side = s->w,
                   .glimpses = s->mp.glimpses,
                   .patch = s->mp.glimpse.patch,
@@ -307,8 +300,8 @@ static void print_json(const options *o, const testset *s, int n, const result *
            "\"policy\": \"%s\", \"precision\": \"%s\", \"dataset\": \"%s\", \"model\": ",
            r->error, n, r->errors, mp->glimpses, testset_policy_name(o->set.source),
            o->precision == RAM_PRECISION_HALF ? "half" : "float",
-           dataset_name((dataset_kind)o->set.dataset));
-    json_string(o->set.model);
+           s->from_folder ? "folder" : dataset_name((dataset_kind)o->set.dataset));
+    json_string(stdout, o->set.model);
     if (o->no_clutter) printf(", \"no_clutter\": true");
     if (o->set.dataset != DATASET_MNIST) {
         printf(", \"found\": %.4f, \"found_wrong\": ", (double)r->found / n);
@@ -320,6 +313,14 @@ static void print_json(const options *o, const testset *s, int n, const result *
                (double)r->on_total / n);
         for (int g = 0; g < mp->glimpses; g++)
             printf("%s%.4f", g ? ", " : "", (double)r->by_glimpse[g] / n);
+        printf("]");
+    }
+    if (ram_model_class_name(s->model, 0)) { /* only models that have names */
+        printf(", \"classes\": [");
+        for (int k = 0; k < mp->classes; k++) {
+            printf("%s", k ? ", " : "");
+            json_string(stdout, ram_model_class_name(s->model, k));
+        }
         printf("]");
     }
     printf(", \"seconds\": %.3f}\n", r->seconds);
@@ -341,9 +342,13 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
     printf("model:      %s (%d glimpses, %dx%d retina x%d scale%s, %s core)\n", o->set.model,
            mp->glimpses, mp->glimpse.patch, mp->glimpse.patch, mp->glimpse.depth,
            mp->glimpse.depth == 1 ? "" : "s", mp->core == RAM_CORE_LSTM ? "LSTM" : "RNN");
-    printf("data:       %s%s, %s/%s, %d images %dx%d\n", dataset_name((dataset_kind)o->set.dataset),
-           o->no_clutter ? " without its clutter" : "", o->set.data, o->set.split_file, n, s->h,
-           s->w);
+    printf("data:       %s%s, %s/%s, %d images %dx%d\n",
+           s->from_folder ? "image folder" : dataset_name((dataset_kind)o->set.dataset),
+           o->no_clutter ? " without its clutter" : "", o->set.data,
+           s->from_folder ? o->set.split : o->set.split_file, n, s->h, s->w);
+    for (int k = 0; ram_model_class_name(s->model, k); k++)
+        printf("%s%d %s%s", k ? ", " : "classes:    ", k, ram_model_class_name(s->model, k),
+               k + 1 == mp->classes ? "\n" : "");
     if (o->precision == RAM_PRECISION_HALF) printf("weights:    rounded to half precision\n");
     printf("locations:  %s", testset_policy_name(o->set.source));
     if (o->set.source == RAM_LOCS_SAMPLED || o->set.source == RAM_LOCS_RANDOM)

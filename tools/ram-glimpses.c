@@ -290,8 +290,7 @@ typedef struct rows {
  * 400 MB). */
 static void fetch(const options *o, const rows *w, int first, int count, float *out) {
     for (int i = 0; i < count; i++)
-        dataset_image((dataset_kind)o->set.dataset, w->set.images, (int)w->pixels, w->set.n,
-                      first + i, w->set.seed, out + (size_t)i * w->pixels);
+        testset_image(&w->set, o->set.dataset, first + i, out + (size_t)i * w->pixels);
 }
 
 static int allocate(const options *o, rows *w) {
@@ -422,7 +421,8 @@ static int draw(const options *o, const rows *w) {
         wrong += w->pred[i] != w->truth[i];
     printf("ram-glimpses: wrote %s (%d x %d): %d %s image%s from #%d, %d misclassified, %d "
            "glimpses, %s locations\n",
-           o->out, cv.w, cv.h, w->n, dataset_name((dataset_kind)o->set.dataset),
+           o->out, cv.w, cv.h, w->n,
+           w->set.from_folder ? "folder" : dataset_name((dataset_kind)o->set.dataset),
            w->n == 1 ? "" : "s", w->index[0], wrong, mp->glimpses,
            testset_policy_name(o->set.source));
     return 0;
@@ -436,6 +436,11 @@ static int run(const options *o, rows *w) {
                 "ram-glimpses: model has %d glimpses of %d scales; can draw at most 64 "
                 "of at most 16\n",
                 mp->glimpses, mp->glimpse.depth);
+        return -1;
+    }
+    if (w->set.c != 1) {
+        fprintf(stderr, "ram-glimpses: %s takes %d-channel images; it draws grey ones only\n",
+                o->set.model, w->set.c);
         return -1;
     }
     if (o->first >= w->set.n) {

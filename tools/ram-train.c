@@ -1,6 +1,6 @@
-/* ram-train: train a Recurrent Attention Model on MNIST (IDX files); the
- * loop and the options are tools/common/train.c's, shared with
- * ram-train-mpi. */
+/* ram-train: train a Recurrent Attention Model on MNIST (IDX files) or on
+ * users' images (tools/common/folder.h); the loop and the options are
+ * tools/common/train.c's, shared with ram-train-mpi. */
 #include "blas.h"
 #include "train.h"
 

@@ -215,6 +215,11 @@ static void png_warning_fn(png_structp png, png_const_charp msg) {
  * the setjmp below; everything that must be released there is set before
  * setjmp or is volatile. */
 int write_png(const char *prog, const char *path, const canvas *c, const char *software) {
+    return write_png_pixels(prog, path, c->w, c->h, 3, c->px, software);
+}
+
+int write_png_pixels(const char *prog, const char *path, int w, int h, int channels,
+                     const unsigned char *px, const char *software) {
     png_ctx ctx = {prog, {0}};
     /* Remember whether we created the file: a failed write then deletes only
      * our own partial file, never something like /dev/full. */
@@ -247,14 +252,15 @@ int write_png(const char *prog, const char *path, const canvas *c, const char *s
         return -1;
     }
     png_init_io(png, f);
-    png_set_IHDR(png, info, (png_uint_32)c->w, (png_uint_32)c->h, 8, PNG_COLOR_TYPE_RGB,
-                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
+                 channels == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_text text = {
         .compression = PNG_TEXT_COMPRESSION_NONE, .key = "Software", .text = (char *)software};
     png_set_text(png, info, &text, 1);
     png_write_info(png, info);
-    for (int y = 0; y < c->h; y++)
-        png_write_row(png, c->px + (size_t)y * (size_t)c->w * 3);
+    for (int y = 0; y < h; y++)
+        png_write_row(png, px + (size_t)y * (size_t)w * (size_t)channels);
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
     /* fclose flushes: a full disk shows up here, not in png_write_row. */

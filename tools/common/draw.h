@@ -38,5 +38,8 @@ void draw_text(canvas *c, int x, int y, const char *s, int size, rgb col, int ha
 /* The canvas as an 8-bit RGB PNG with a Software text; 0, or -1 with
  * "prog: ..." on stderr and no partial file of its own left behind. */
 int write_png(const char *prog, const char *path, const canvas *c, const char *software);
+/* The same for w x h pixels of 1 (grey) or 3 (RGB) interleaved bytes. */
+int write_png_pixels(const char *prog, const char *path, int w, int h, int channels,
+                     const unsigned char *px, const char *software);
 
 #endif

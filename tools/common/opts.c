@@ -291,6 +291,28 @@ int opts_usage_error(const tool_info *tool, const char *fmt, ...) {
     return TOOL_USAGE;
 }
 
+int opts_split_files(const tool_opt *opts, size_t n, int argc, char **argv, int *files) {
+    char **file = malloc(sizeof *file * (size_t)(argc > 0 ? argc : 1));
+    int kept = argc > 0 ? 1 : 0, count = 0, i = 1;
+    if (!file) return argc; /* then opts_parse calls each file an unknown option */
+    for (; i < argc && strcmp(argv[i], "--"); i++) {
+        const char *a = argv[i];
+        if (a[0] != '-' || !a[1]) {
+            file[count++] = argv[i];
+            continue;
+        }
+        const tool_opt *o = strchr(a, '=') ? NULL : opts_find(opts, n, a);
+        argv[kept++] = argv[i];
+        if (o && o->type != OPT_FLAG && i + 1 < argc) argv[kept++] = argv[++i];
+    }
+    for (i++; i < argc; i++) /* after "--": files only */
+        file[count++] = argv[i];
+    memcpy(argv + kept, file, sizeof *file * (size_t)count);
+    free(file);
+    *files = kept;
+    return kept;
+}
+
 int opts_exit(int parsed) {
     return parsed < 0 ? TOOL_OK : parsed;
 }

@@ -56,6 +56,12 @@ typedef struct tool_info {
  * error, or -1 after --help, --version or --man (the tool then exits 0). */
 int opts_parse(const tool_info *tool, tool_opt *opts, size_t n, int argc, char **argv);
 
+/* For tools that take files after their options (ram-classify FILE...):
+ * moves the arguments that are neither options nor their values (and all
+ * after "--") from argv to the end, in order, and drops the "--"; returns
+ * how many are left in front for opts_parse (*files: where the files start). */
+int opts_split_files(const tool_opt *opts, size_t n, int argc, char **argv, int *files);
+
 /* The exit code for opts_parse's result (not TOOL_OK). */
 int opts_exit(int parsed);
 

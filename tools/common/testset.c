@@ -23,8 +23,9 @@ size_t testset_table(testset_options *c, tool_opt *t) {
     const tool_opt opts[TESTSET_OPTIONS] = {
         {"--model", OPT_STRING, &c->model, .meta = "FILE", .flags = OPT_REQUIRED,
          .help = "model or checkpoint saved by libram"},
-        {"--data", OPT_STRING, &c->data, .meta = "DIR", .flags = OPT_REQUIRED,
-         .help = "directory with the MNIST IDX files"},
+        {"--data", OPT_STRING, &c->data, .meta = "PATH", .flags = OPT_REQUIRED,
+         .help = "directory with the MNIST IDX files, an image folder, a CSV/TSV list or an "
+                 ".npz (as ram-train takes them; each image fitted by the model's rule)"},
         {"--dataset", OPT_CHOICE, &c->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
          .help = "the set: a translated or cluttered one is the fixed set made from the MNIST "
                  "digits of the split; must match the model"},
@@ -34,6 +35,8 @@ size_t testset_table(testset_options *c, tool_opt *t) {
         {"--split", OPT_STRING, &c->split, .meta = "NAME", .help = SPLIT_HELP},
         {"--seed", OPT_LONG, &c->seed, 0, 9223372036854775807.0, .meta = "N",
          .help = "seed for sampled and random locations"},
+        {"--on-bad", OPT_CHOICE, &c->on_bad, .choices = FOLDER_ON_BAD_CHOICES, .meta = "A",
+         .help = FOLDER_ON_BAD_HELP},
     };
     memcpy(t, opts, sizeof opts);
     return TESTSET_OPTIONS;
@@ -52,8 +55,55 @@ static void report(const char *prog, const char *what, ram_status s) {
     fprintf(stderr, "%s: %s: %s (%s)\n", prog, what, ram_last_error(), ram_status_string(s));
 }
 
+/* The model's class names (NULL when it has none) into names[classes]. */
+static const char *const *model_names(const testset *s, const char **names) {
+    for (int k = 0; k < s->mp.classes; k++)
+        if (!(names[k] = ram_model_class_name(s->model, k))) return NULL;
+    return names;
+}
+
+/* Split c->split of an image folder, fitted to the loaded model. */
+static int load_folder(const char *prog, const testset_options *c, testset *s) {
+    const char *split = !strcmp(c->split, "t10k") ? "test" : c->split;
+    if (strcmp(split, "test") && strcmp(split, "train") && strcmp(split, "val")) {
+        fprintf(stderr, "%s: %s is an image folder: --split test, train or val\n", prog, c->data);
+        return -1;
+    }
+    if (c->dataset != DATASET_MNIST) {
+        fprintf(stderr, "%s: %s is an image folder: --dataset is for MNIST's IDX files\n", prog,
+                c->data);
+        return -1;
+    }
+    if (!folder_has_split(c->data, split)) {
+        fprintf(stderr, "%s: %s has no %s split\n", prog, c->data, split);
+        return -1;
+    }
+    const char **names = malloc(sizeof *names * (size_t)s->mp.classes);
+    if (!names) return -1;
+    const char *const *have = model_names(s, names);
+    int rc = folder_load(prog, c->data, split, s->model, have, have ? s->mp.classes : 0, c->on_bad,
+                         0, &s->folder);
+    free(names);
+    if (rc) return -1;
+    folder_report(prog, c->data, &s->folder);
+    if (!have && s->folder.classes != s->mp.classes) {
+        fprintf(stderr, "%s: %s has %d class folders but the model %d classes\n", prog, c->data,
+                s->folder.classes, s->mp.classes);
+        return -1;
+    }
+    s->from_folder = 1;
+    s->n = s->folder.n;
+    s->c = s->folder.c;
+    s->h = s->folder.h;
+    s->w = s->folder.w;
+    s->labels = s->folder.labels;
+    s->folder.labels = NULL;
+    return 0;
+}
+
 int testset_load(const char *prog, const testset_options *c, testset *s) {
     memset(s, 0, sizeof *s);
+    s->c = 1;
     ram_status st = ram_model_load(c->model, &s->model);
     if (st != RAM_OK) {
         fprintf(stderr, "%s: cannot load model %s: %s (%s)\n", prog, c->model, ram_last_error(),
@@ -63,6 +113,8 @@ int testset_load(const char *prog, const testset_options *c, testset *s) {
     ram_model_params_init(&s->mp);
     if ((st = ram_model_get_params(s->model, &s->mp)) != RAM_OK) {
         report(prog, "ram_model_get_params", st);
+    } else if (folder_is_images(c->data)) {
+        if (!load_folder(prog, c, s)) return 0;
     } else if (!dataset_load(prog, c->data, c->split_file, (dataset_kind)c->dataset, &s->images,
                              &s->labels, &s->n, &s->h, &s->w)) {
         s->seed = dataset_split_seed(c->split_file);
@@ -78,7 +130,15 @@ void testset_free(testset *s) {
     ram_model_free(s->model);
     free(s->images);
     free(s->labels);
+    folder_free(&s->folder);
     memset(s, 0, sizeof *s);
+}
+
+void testset_image(const testset *s, int dataset, int k, float *out) {
+    if (s->from_folder)
+        folder_image(&s->folder, k, out);
+    else
+        dataset_image((dataset_kind)dataset, s->images, s->h * s->w, s->n, k, s->seed, out);
 }
 
 ram_status testset_classify(const ram_model *m, ram_state *st, int source, ram_policy *pol,

@@ -3,6 +3,7 @@
 #ifndef RAM_TOOLS_TESTSET_H
 #define RAM_TOOLS_TESTSET_H
 
+#include "folder.h"
 #include "opts.h"
 
 #include <ram/ram.h>
@@ -19,12 +20,13 @@ typedef struct testset_options {
     const char *split_file; /* the split's file prefix (dataset_split_file) */
     int dataset;            /* dataset_kind */
     int source;             /* ram_loc_source */
+    int on_bad;             /* image folders: FOLDER_FAIL or FOLDER_SKIP */
     uint64_t seed;
 } testset_options;
 
 /* The shared options' table entries into t (room for TESTSET_OPTIONS), with
  * their defaults set in c; returns how many. */
-#define TESTSET_OPTIONS 6
+#define TESTSET_OPTIONS 7
 size_t testset_table(testset_options *c, tool_opt *t);
 /* After parsing: the split's name checked against the set.  TOOL_OK or
  * TOOL_USAGE. */
@@ -36,14 +38,20 @@ typedef struct testset {
     ram_model_params mp;
     float *images; /* the images (mnist) or the 28 x 28 digits to place */
     int *labels;
-    int n, h, w;
-    uint64_t seed; /* placement seed of the split */
+    int n, c, h, w;
+    uint64_t seed;     /* placement seed of the split */
+    int from_folder;   /* --data is an image folder: its images are in `folder` */
+    folder_set folder; /* (labels moved to `labels`) */
 } testset;
 
 /* Load c's model and set and check that they fit each other: 0, or -1 with
  * the reason on stderr and nothing to free. */
 int testset_load(const char *prog, const testset_options *c, testset *s);
 void testset_free(testset *s);
+
+/* Image k of the set (c x h x w floats) into out: as the set places it
+ * (dataset_image), or an image folder's. */
+void testset_image(const testset *s, int dataset, int k, float *out);
 
 /* ram_model_classify(), or ram_model_classify_ex() for other sources. */
 ram_status testset_classify(const ram_model *m, ram_state *st, int source, ram_policy *pol,

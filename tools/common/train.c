@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "datasets.h"
 #include "files.h"
+#include "folder.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,7 +20,9 @@ typedef struct run {
     train_options *o;
     train_hooks h;
     int distributed; /* whole global batches, rank 0 alone evaluates and writes */
-    float *images, *val_images, *batch_images, *warped;
+    float *images, *val_images, *batch_images, *warped, *plain;
+    folder_set folder, val_folder; /* an image folder's training and validation images */
+    int from_folder, channels;
     int *labels, *perm, *batch_labels;
     const int *val_labels;
     int n_all, height, width, n_train, pixels, averaging, stopped;
@@ -51,9 +54,89 @@ static void *alloc(run *r, size_t bytes) {
     return p;
 }
 
+/* The canvas of an image folder's model into *mp: --init's (and its fit
+ * rule unless --fit is given), else the options' and the first training
+ * image's. */
+static int folder_canvas(run *r, ram_model_params *mp) {
+    train_options *o = r->o;
+    *mp = o->mp;
+    if (o->init) {
+        ram_model *m = NULL;
+        TRY(ram_model_load(o->init, &m));
+        ram_status s = ram_model_get_params(m, mp);
+        if (!o->fit_given) o->fit = (int)ram_model_fit(m);
+        ram_model_free(m);
+        TRY(s);
+        return 0;
+    }
+    int c = 1, h = 1, w = 1;
+    if (!(o->height && o->width && o->channels) &&
+        folder_probe(r->prog, o->data, "train", &c, &h, &w))
+        return -1;
+    mp->height = o->height ? o->height : h;
+    mp->width = o->width ? o->width : w;
+    mp->channels = o->channels ? o->channels : c;
+    return 0;
+}
+
+/* An image folder's training images (shuffled with a fixed seed, so that
+ * the last --val are a sample of every class) and its validation images:
+ * PATH/val's, or the last --val (a tenth by default) of the training ones. */
+static int load_folder(run *r) {
+    train_options *o = r->o;
+    ram_model_params mp;
+    ram_model *fit = NULL;
+    if (folder_canvas(r, &mp)) return -1;
+    mp.classes = 2; /* any count: this model only fits the images */
+    TRY(ram_model_create(&mp, &fit));
+    ram_status s = ram_model_set_fit(fit, (ram_fit)o->fit);
+    int rc = s != RAM_OK ? -1
+                         : folder_load(r->prog, o->data, "train", fit, NULL, 0, o->on_bad,
+                                       DATASET_VAL_SEED, &r->folder);
+    const int own_val = !rc && folder_has_split(o->data, "val");
+    if (own_val)
+        rc = folder_load(r->prog, o->data, "val", fit, (const char *const *)r->folder.names,
+                         r->folder.classes, o->on_bad, 0, &r->val_folder);
+    ram_model_free(fit);
+    TRY(s);
+    if (rc) return -1;
+    folder_report(r->prog, o->data, &r->folder);
+    folder_report(r->prog, o->data, &r->val_folder);
+    const folder_set *v = own_val ? &r->val_folder : &r->folder;
+    r->n_all = r->folder.n;
+    if (own_val)
+        o->val = r->val_folder.n;
+    else if (!o->val_given)
+        o->val = r->n_all / 10 > 0 ? r->n_all / 10 : 1;
+    r->n_train = r->n_all - (own_val ? 0 : o->val);
+    if (r->n_train < 1) {
+        fprintf(stderr, "%s: --val %d leaves no training images (of %d)\n", r->prog, o->val,
+                r->n_all);
+        return -1;
+    }
+    if (o->train_limit > 0 && o->train_limit < r->n_train) r->n_train = o->train_limit;
+    r->height = mp.height;
+    r->width = mp.width;
+    r->channels = mp.channels;
+    r->pixels = mp.channels * mp.height * mp.width;
+    o->mp.height = mp.height;
+    o->mp.width = mp.width;
+    o->mp.channels = mp.channels;
+    o->mp.classes = r->folder.classes;
+    r->labels = r->folder.labels; /* freed as the IDX labels are */
+    r->folder.labels = NULL;
+    r->val_labels = (own_val ? v->labels : r->labels) + (v->n - o->val);
+    if (!(r->val_images = alloc(r, sizeof(float) * o->val * r->pixels))) return -1;
+    for (int i = 0; i < o->val; i++)
+        folder_image(v, v->n - o->val + i, r->val_images + (size_t)i * r->pixels);
+    return 0;
+}
+
 /* The training set, and the validation set made from its last --val images. */
 static int load_data(run *r) {
     train_options *o = r->o;
+    r->channels = 1;
+    if (r->from_folder) return load_folder(r);
     if (dataset_load(r->prog, o->data, "train", o->dataset, &r->images, &r->labels, &r->n_all,
                      &r->height, &r->width))
         return -1;
@@ -78,20 +161,35 @@ static int load_data(run *r) {
     return 0;
 }
 
+/* What the run trains on, for messages. */
+static const char *data_name(const run *r) {
+    return r->from_folder ? r->o->data : dataset_name(r->o->dataset);
+}
+
 /* The model (new, or --init's), its policy and the trainer. */
 static int make_trainer(run *r) {
     train_options *o = r->o;
     if (o->init) {
         TRY(ram_model_load(o->init, &r->model));
         TRY(ram_model_get_params(r->model, &o->mp));
-        if (o->mp.height != r->height || o->mp.width != r->width || o->mp.channels != 1) {
-            fprintf(stderr, "%s: %s takes %dx%d images with %d channels; %s has 1-channel %dx%d\n",
-                    r->prog, o->init, o->mp.height, o->mp.width, o->mp.channels,
-                    dataset_name(o->dataset), r->height, r->width);
+        if (o->mp.height != r->height || o->mp.width != r->width || o->mp.channels != r->channels) {
+            fprintf(stderr, "%s: %s takes %dx%d images with %d channels; %s has %d-channel %dx%d\n",
+                    r->prog, o->init, o->mp.height, o->mp.width, o->mp.channels, data_name(r),
+                    r->channels, r->height, r->width);
+            return -1;
+        }
+        if (r->from_folder && o->mp.classes != r->folder.classes) {
+            fprintf(stderr, "%s: %s has %d classes; %s has %d class folders\n", r->prog, o->init,
+                    o->mp.classes, o->data, r->folder.classes);
             return -1;
         }
     } else {
         TRY(ram_model_create(&o->mp, &r->model));
+    }
+    if (r->from_folder) { /* saved with the model and its checkpoints */
+        TRY(ram_model_set_class_names(r->model, (const char *const *)r->folder.names,
+                                      r->folder.classes));
+        TRY(ram_model_set_fit(r->model, (ram_fit)o->fit));
     }
     TRY(ram_policy_create(&o->pp, r->model, &r->policy));
     if (r->distributed) {
@@ -172,7 +270,7 @@ static void print_header(const run *r) {
     fprintf(stderr,
             "libram %s: %s %dx%d, %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / "
             "%d validation images%s, batch %d, %d threads\n",
-            ram_version_string(), dataset_name(o->dataset), r->height, r->width,
+            ram_version_string(), data_name(r), r->height, r->width,
             ram_model_param_count(r->model), o->mp.glimpses, o->mp.glimpse.patch,
             o->mp.glimpse.patch, o->mp.glimpse.depth, o->mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN",
             r->n_train, o->val, augment, o->batch, o->threads);
@@ -216,12 +314,43 @@ static int alloc_batches(run *r) {
     r->batch_images = alloc(r, sizeof(float) * o->batch * r->pixels);
     r->batch_labels = alloc(r, sizeof(int) * o->batch);
     if (warp) r->warped = alloc(r, sizeof(float) * r->pixels); /* >= 28 x 28 unless mnist */
-    return r->perm && r->batch_images && r->batch_labels && (!warp || r->warped) ? 0 : -1;
+    if (r->from_folder) r->plain = alloc(r, sizeof(float) * r->pixels);
+    return r->perm && r->batch_images && r->batch_labels && (!warp || r->warped) &&
+                   (!r->from_folder || r->plain)
+               ? 0
+               : -1;
+}
+
+/* An image folder's images slice[0..n): as fill_batch does for plain
+ * images, each channel moved and warped alike. */
+static void fill_folder_batch(run *r, const int *slice, int n, uint64_t seed) {
+    const train_options *o = r->o;
+    const int warp = o->rotate > 0 || o->zoom > 0, h = r->height, w = r->width;
+    const size_t plane = (size_t)h * w;
+    for (int i = 0; i < n; i++) {
+        const int k = slice[i];
+        float *dst = r->batch_images + (size_t)i * r->pixels;
+        r->batch_labels[i] = r->labels[k];
+        folder_image(&r->folder, k, warp || o->shift ? r->plain : dst);
+        for (int c = 0; c < r->channels && (warp || o->shift); c++) {
+            const float *src = r->plain + c * plane;
+            if (warp)
+                dataset_warp(src, h, w, o->rotate, o->zoom, seed, k,
+                             o->shift ? r->warped : dst + c * plane);
+            if (o->shift)
+                dataset_shift_copy(warp ? r->warped : src, h, w, o->shift, seed, k,
+                                   dst + c * plane);
+        }
+    }
 }
 
 /* Training images slice[0..n) of this epoch (its seed) into the batch. */
 static void fill_batch(run *r, const int *slice, int n, uint64_t seed) {
     const train_options *o = r->o;
+    if (r->from_folder) {
+        fill_folder_batch(r, slice, n, seed);
+        return;
+    }
     const int mnist = o->dataset == DATASET_MNIST, warp = o->rotate > 0 || o->zoom > 0;
     const int h = r->height, w = r->width, n_digits = r->n_all - o->val;
     for (int i = 0; i < n; i++) {
@@ -381,6 +510,12 @@ static int steps(run *r) {
 
 int train_run(const tool_info *tool, train_options *o, const train_hooks *hooks) {
     run r = {.prog = tool->name, .o = o, .h = {.rank = 0, .ranks = 1}};
+    r.from_folder = folder_is_images(o->data);
+    if (r.from_folder && o->dataset_given) {
+        fprintf(stderr, "%s: %s is an image folder: --dataset is for MNIST's IDX files\n",
+                tool->name, o->data);
+        return TOOL_USAGE;
+    }
     if (hooks) {
         r.h = *hooks;
         r.distributed = 1;
@@ -395,6 +530,9 @@ int train_run(const tool_info *tool, train_options *o, const train_hooks *hooks)
     free(r.perm);
     free(r.batch_images);
     free(r.warped);
+    free(r.plain);
+    folder_free(&r.folder);
+    folder_free(&r.val_folder);
     free(r.val_images);
     free(r.batch_labels);
     return rc;

@@ -20,6 +20,9 @@ typedef struct train_options {
     int dataset;            /* dataset_kind */
     int epochs, batch, threads, val, train_limit, decay_epochs, quiet, shift;
     float rotate, zoom; /* training-image augmentation (datasets.h) */
+    /* Image folders (folder.h): the canvas (0 = the first image's), the fit
+     * rule (ram_fit), --on-bad; whether --val, --dataset and --fit were given. */
+    int height, width, channels, fit, on_bad, val_given, dataset_given, fit_given;
     double time_budget;
     uint64_t seed;
     ram_model_params mp;

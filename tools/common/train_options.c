@@ -1,6 +1,8 @@
 /* ram-train's options: the table --help, the man page and the parser share. */
 #include "train.h"
 
+#include "folder.h"
+
 #include "datasets.h"
 
 #include <float.h>
@@ -9,7 +11,10 @@
 
 #define DESCRIPTION                                                                                \
     "Train a Recurrent Attention Model on MNIST (IDX files) or on a translated or cluttered set "  \
-    "made from it.  Keeps the model with the best validation error in --out, writes a "            \
+    "made from it, or on your own images: a folder of PNG and JPEG files, one subfolder per "      \
+    "class, a CSV/TSV list of them or a NumPy .npz (the model keeps the class names and how its "  \
+    "images were fitted to its canvas).  Keeps the model with the best validation error in "       \
+    "--out, writes a "                                                                             \
     "checkpoint after every epoch (--resume continues from it exactly), prints a live progress "   \
     "line and one line per epoch, and can log the epochs as CSV."
 
@@ -43,18 +48,33 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
     ram_policy_params *pp = &o->pp;
     ram_trainer_params *tp = &o->tp;
     const tool_opt opts[] = {
-        {"--data", OPT_STRING, &o->data, .meta = "DIR", .section = "data and run",
-         .help = "directory with the four MNIST IDX files"},
+        {"--data", OPT_STRING, &o->data, .meta = "PATH", .section = "data and run",
+         .help = "directory with the four MNIST IDX files, or an image folder: "
+                 "PATH/train/CLASS/*.png|jpg (with PATH/test, optional PATH/val) or PATH/CLASS/... "
+                 "(a fifth of each class, by a hash of its file names, kept for testing), or a "
+                 "list PATH.csv of PATH,LABEL lines (.tsv: tab-separated), or a NumPy PATH.npz "
+                 "of x_train, y_train (x_val, y_val) as np.savez writes it"},
         {"--dataset", OPT_CHOICE, &o->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
          .help = "the set to train on; the training images of a translated or cluttered set are "
                  "placed afresh every epoch"},
+        {"--height", OPT_INT, &o->height, 1, 4096, .meta = "N", .def = "the first image's",
+         .help = "image folders: the canvas's height"},
+        {"--width", OPT_INT, &o->width, 1, 4096, .meta = "N", .def = "the first image's",
+         .help = "image folders: the canvas's width"},
+        {"--channels", OPT_INT, &o->channels, 1, 3, .meta = "N", .def = "the first image's",
+         .help = "image folders: 1 (grey) or 3 (colour); images are converted"},
+        {"--fit", OPT_CHOICE, &o->fit, .choices = FOLDER_FIT_CHOICES, .meta = "F",
+         .help = FOLDER_FIT_HELP},
+        {"--on-bad", OPT_CHOICE, &o->on_bad, .choices = FOLDER_ON_BAD_CHOICES, .meta = "A",
+         .help = FOLDER_ON_BAD_HELP},
         {"--epochs", OPT_INT, &o->epochs, 1, COUNT, .meta = "N", .help = "epochs"},
         {"--batch", OPT_INT, &o->batch, 1, 65536, .meta = "N", .help = "batch size"},
         {"--seed", OPT_LONG, &o->seed, 0, 18446744073709551615.0, .meta = "N",
          .help = "seed of initialisation, sampling and shuffling"},
         {"--threads", OPT_INT, &o->threads, 1, 256, .meta = "N", .help = "worker threads"},
         {"--val", OPT_INT, &o->val, 1, COUNT, .meta = "N",
-         .help = "validation images: the last N training images"},
+         .help = "validation images: the last N training images (image folders: PATH/val, else "
+                 "by default a tenth of the training images, shuffled with a fixed seed)"},
         {"--train-limit", OPT_INT, &o->train_limit, 1, COUNT, .meta = "N", .def = "all",
          .help = "use only the first N training images"},
         {"--shift", OPT_INT, &o->shift, 0, 8, .meta = "N",
@@ -184,6 +204,9 @@ int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) 
     int r = opts_parse(tool, t, n, argc, argv);
     if (!r) r = check(tool, t, n, o);
     if (r) return r;
+    o->val_given = opts_find(t, n, "--val")->seen != 0;
+    o->dataset_given = opts_find(t, n, "--dataset")->seen != 0;
+    o->fit_given = opts_find(t, n, "--fit")->seen != 0;
     if (reinforce_core) o->pp.detach_core = 0;
     if (!o->checkpoint) {
         snprintf(o->checkpoint_default, sizeof o->checkpoint_default, "%s.ckpt", o->out);

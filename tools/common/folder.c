@@ -1,0 +1,510 @@
+#define _POSIX_C_SOURCE 200809L /* strdup */
+/* An image folder as a data set (see folder.h). */
+#include "folder.h"
+
+#include "image.h"
+#include "list.h"
+#include "npz.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* a/b into out; "" when it does not fit (no such file then). */
+static const char *join(char *out, size_t len, const char *a, const char *b) {
+    const int k = snprintf(out, len, "%s/%s", a, b);
+    if (k < 0 || (size_t)k >= len) out[0] = '\0';
+    return out;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_names(char **names, int n) {
+    for (int i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* The entries of `dir` but the hidden ones, in byte order; count or -1. */
+static int list_dir(const char *dir, char ***out) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    char **names = NULL;
+    int n = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **more = realloc(names, sizeof *names * cap);
+            if (!more) break;
+            names = more;
+        }
+        if (!(names[n] = strdup(e->d_name))) break;
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(names, n, sizeof *names, by_name);
+    *out = names;
+    return n;
+}
+
+static int ends_with(const char *s, const char *tail) {
+    const size_t a = strlen(s), b = strlen(tail);
+    return a >= b && !strcmp(s + a - b, tail);
+}
+
+int folder_is_images(const char *dir) {
+    if (list_is_list(dir) || npz_is_npz(dir)) return 1;
+    char **names, path[4096];
+    int n = list_dir(dir, &names), subdir = 0, idx = 0;
+    for (int i = 0; i < n; i++) {
+        join(path, sizeof path, dir, names[i]);
+        idx |= ends_with(names[i], "-ubyte");
+        subdir |= is_dir(path);
+    }
+    if (n >= 0) free_names(names, n);
+    return subdir && !idx;
+}
+
+/* PATH/train, PATH/test and PATH/val hold the splits (a folder with one of
+ * the first two is taken to be laid out so). */
+static int has_splits(const char *dir) {
+    char path[4096];
+    return is_dir(join(path, sizeof path, dir, "train")) ||
+           is_dir(join(path, sizeof path, dir, "test"));
+}
+
+int folder_has_split(const char *dir, const char *split) {
+    char path[4096];
+    snprintf(path, sizeof path, "x_%.20s.npy", split);
+    if (npz_is_npz(dir)) return npz_has(dir, path);
+    join(path, sizeof path, dir, split);
+    return has_splits(dir) && !list_is_list(dir) ? is_dir(path) : strcmp(split, "val") != 0;
+}
+
+/* Whether file `name` of class `cls` is in `split` of a folder without splits. */
+static int in_split(const char *cls, const char *name, const char *split) {
+    uint64_t h = 14695981039346656037ull; /* FNV-1a 64 of "cls/name" */
+    for (const char *p = cls; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ '/') * 1099511628211ull;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return (h % 5 == 0) == !strcmp(split, "test");
+}
+
+/* The files of a split: paths and labels. */
+typedef struct listing {
+    char **paths;
+    int *labels;
+    int n, cap;
+} listing;
+
+static int add_file(listing *l, const char *path, int label) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 256;
+        char **p = realloc(l->paths, sizeof *p * l->cap);
+        if (p) l->paths = p;
+        int *b = realloc(l->labels, sizeof *b * l->cap);
+        if (b) l->labels = b;
+        if (!p || !b) return -1;
+    }
+    if (!(l->paths[l->n] = strdup(path))) return -1;
+    l->labels[l->n++] = label;
+    return 0;
+}
+
+static void free_listing(listing *l) {
+    free_names(l->paths, l->n);
+    free(l->labels);
+}
+
+static int class_of(const char *name, const char *const *names, int count) {
+    for (int k = 0; k < count; k++)
+        if (!strcmp(names[k], name)) return k;
+    return -1;
+}
+
+/* The images of one class folder into l; a non-image is bad (counted in
+ * *bad when skipped).  0 or -1. */
+static int list_class(const char *prog, const char *root, const char *cls, const char *split,
+                      int hashed, int label, int on_bad, int *bad, listing *l) {
+    char dir[4096], path[8192], **files;
+    join(dir, sizeof dir, root, cls);
+    const int n = list_dir(dir, &files), before = l->n;
+    if (n < 0) {
+        fprintf(stderr, "%s: cannot read class folder %s: %s\n", prog, dir, strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        join(path, sizeof path, dir, files[i]);
+        if (hashed && !in_split(cls, files[i], split)) continue;
+        if (image_is_image_name(files[i]) && !is_dir(path)) {
+            rc = add_file(l, path, label);
+            if (rc) fprintf(stderr, "%s: out of memory\n", prog);
+        } else if (on_bad == FOLDER_SKIP) {
+            ++*bad;
+        } else {
+            fprintf(stderr,
+                    "%s: %s is not a .png, .jpg or .jpeg file (--on-bad skip passes over it)\n",
+                    prog, path);
+            rc = -1;
+        }
+    }
+    free_names(files, n);
+    if (!rc && l->n == before && n == 0) {
+        fprintf(stderr, "%s: class folder %s has no images\n", prog, dir);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* The root of the split's class folders: PATH/split, or PATH itself. */
+static void split_root(const char *dir, const char *split, char *root, size_t len) {
+    if (has_splits(dir))
+        join(root, len, dir, split);
+    else
+        snprintf(root, len, "%s", dir);
+}
+
+/* The class folders of a split (its subdirectories) into *classes. */
+static int list_classes(const char *prog, const char *root, char ***classes) {
+    char **all, path[8192];
+    int n = list_dir(root, &all), k = 0;
+    if (n < 0) {
+        fprintf(stderr, "%s: cannot read %s: %s\n", prog, root, strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        join(path, sizeof path, root, all[i]);
+        if (is_dir(path))
+            all[k++] = all[i];
+        else
+            free(all[i]); /* a file beside the class folders (a README) */
+    }
+    if (k == 0) {
+        fprintf(stderr, "%s: %s has no class folders\n", prog, root);
+        free(all);
+        return -1;
+    }
+    *classes = all;
+    return k;
+}
+
+/* The files of a split and, without `names`, its classes (*own). */
+static int list_split(const char *prog, const char *dir, const char *split,
+                      const char *const *names, int count, int on_bad, listing *l, char ***own,
+                      int *n_own, int *bad) {
+    char root[4096], **classes;
+    if (list_is_list(dir)) { /* one split: the whole list */
+        int rc = list_read(prog, dir, names, count, &l->paths, &l->labels, &l->n, own, n_own);
+        l->cap = l->n;
+        return rc;
+    }
+    split_root(dir, split, root, sizeof root);
+    const int n = list_classes(prog, root, &classes);
+    if (n < 0) return -1;
+    int rc = 0;
+    if (!names && n < 2) {
+        fprintf(stderr, "%s: %s has a single class folder (%s): a classifier needs two or more\n",
+                prog, root, classes[0]);
+        rc = -1;
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        const int label = names ? class_of(classes[i], names, count) : i;
+        if (label < 0) {
+            fprintf(stderr, "%s: class folder %s/%s is not one of the model's %d classes\n", prog,
+                    root, classes[i], count);
+            rc = -1;
+        } else {
+            rc = list_class(prog, root, classes[i], split, !has_splits(dir), label, on_bad, bad, l);
+        }
+    }
+    if (!rc && l->n == 0) {
+        fprintf(stderr, "%s: %s has no images in split %s\n", prog, dir, split);
+        rc = -1;
+    }
+    if (rc || names) {
+        free_names(classes, n);
+    } else {
+        *own = classes;
+        *n_own = n;
+    }
+    return rc;
+}
+
+/* An .npz's split (below). */
+static int npz_find(const char *prog, const char *path, const char *split, int say, npz_file *z,
+                    npy_array *x, npy_array *y);
+
+int folder_probe(const char *prog, const char *dir, const char *split, int *c, int *h, int *w) {
+    if (npz_is_npz(dir)) {
+        npz_file z;
+        npy_array x, y;
+        if (npz_find(prog, dir, split, 1, &z, &x, &y)) return -1;
+        *c = x.ndim == 4 && x.shape[3] >= 3 ? 3 : 1;
+        *h = (int)x.shape[1];
+        *w = (int)x.shape[2];
+        npz_close(&z);
+        return 0;
+    }
+    listing l = {0};
+    char **own = NULL, err[4096];
+    int n_own = 0, bad = 0;
+    if (list_split(prog, dir, split, NULL, 0, FOLDER_SKIP, &l, &own, &n_own, &bad)) {
+        free_listing(&l);
+        return -1;
+    }
+    image img;
+    int rc = image_load(l.paths[0], &img, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+    } else {
+        *c = img.c >= 3 ? 3 : 1;
+        *h = img.h;
+        *w = img.w;
+        image_free(&img);
+    }
+    free_names(own, n_own);
+    free_listing(&l);
+    return rc;
+}
+
+/* An image fitted into slot s->n as bytes (floats in `canvas`): 0 or -1. */
+static int put_image(const char *prog, const char *what, const ram_model *fit, const image *img,
+                     float *canvas, folder_set *s) {
+    const size_t pixels = (size_t)s->c * s->h * s->w;
+    ram_status st = ram_image_fit(fit, img->px, img->c, img->h, img->w, canvas, pixels);
+    if (st != RAM_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, what, ram_last_error());
+        return -1;
+    }
+    unsigned char *dst = s->bytes + (size_t)s->n * pixels;
+    for (size_t i = 0; i < pixels; i++) {
+        const float v = canvas[i] < 0 ? 0 : canvas[i] > 1 ? 1 : canvas[i];
+        dst[i] = (unsigned char)(v * 255.0f + 0.5f);
+    }
+    return 0;
+}
+
+/* Decode and fit file `path` into image slot s->n (floats in `canvas`);
+ * 1 when it was bad and skipped, 0 when kept, -1 to stop. */
+static int add_image(const char *prog, const char *path, const ram_model *fit, int on_bad,
+                     float *canvas, folder_set *s) {
+    char err[4096];
+    image img;
+    if (image_load(path, &img, err, sizeof err)) {
+        fprintf(stderr, "%s: %s%s\n", prog, err,
+                on_bad == FOLDER_SKIP ? " (skipped)" : " (--on-bad skip passes over it)");
+        return on_bad == FOLDER_SKIP ? 1 : -1;
+    }
+    const int rc = put_image(prog, path, fit, &img, canvas, s);
+    image_free(&img);
+    return rc;
+}
+
+/* ---- NumPy .npz files (npz.h) ----------------------------------------------- */
+
+/* x_<split> and y_<split>: images N x H x W (x C) and N labels; 0, 1 when
+ * the split is missing, or -1 after saying why. */
+static int npz_split(const char *prog, const char *path, const npz_file *z, const char *split,
+                     npy_array *x, npy_array *y) {
+    char name[32];
+    snprintf(name, sizeof name, "x_%.20s", split);
+    int rc = npz_array(prog, path, z, name, x);
+    snprintf(name, sizeof name, "y_%.20s", split);
+    if (rc == 0) rc = npz_array(prog, path, z, name, y);
+    if (rc) return rc;
+    const long c = x->ndim == 4 ? x->shape[3] : 1;
+    if ((x->ndim == 3 || (x->ndim == 4 && c <= 4)) && (x->kind == 'f' || x->item == 1) &&
+        x->kind != 'i' && y->ndim == 1 && y->kind != 'f' && y->shape[0] == x->shape[0] &&
+        x->count > 0 && x->shape[1] * x->shape[2] <= IMAGE_MAX_PIXELS)
+        return 0;
+    fprintf(stderr,
+            "%s: %s: x_%s must be N x H x W (or x C, C <= 4) uint8 or float32 images and y_%s "
+            "N integer labels\n",
+            prog, path, split, split);
+    return -1;
+}
+
+/* Open the file and find a split: 0, 1 missing (said when `say`), -1. */
+static int npz_find(const char *prog, const char *path, const char *split, int say, npz_file *z,
+                    npy_array *x, npy_array *y) {
+    if (npz_open(prog, path, z)) return -1;
+    const int rc = npz_split(prog, path, z, split, x, y);
+    if (rc == 1 && say)
+        fprintf(stderr,
+                "%s: %s has no x_%s and y_%s (an .npz holds x_train, y_train, x_test, y_test and "
+                "optionally x_val, y_val)\n",
+                prog, path, split, split);
+    if (rc) npz_close(z);
+    return rc;
+}
+
+/* The class names "0".."k-1" of labels 0..k-1. */
+static char **number_names(int k) {
+    char **names = calloc((size_t)k, sizeof *names);
+    for (int i = 0; names && i < k; i++)
+        if ((names[i] = malloc(12))) snprintf(names[i], 12, "%d", i);
+    return names;
+}
+
+/* Image i (H x W x C) as float CHW into img. */
+static void npz_image(const npy_array *x, size_t i, image *img) {
+    const size_t plane = (size_t)img->h * img->w;
+    const double scale = x->kind == 'f' ? 1.0 : 1.0 / 255.0;
+    for (size_t p = 0; p < plane; p++)
+        for (int k = 0; k < img->c; k++)
+            img->px[k * plane + p] = (float)(scale * npy_value(x, (i * plane + p) * img->c + k));
+}
+
+/* The split's images fitted into s and their labels, checked. */
+static int npz_decode(const char *prog, const char *path, const npy_array *x, const npy_array *y,
+                      const ram_model *fit, int count, folder_set *s) {
+    const int n = (int)x->shape[0];
+    image img = {x->ndim == 4 ? (int)x->shape[3] : 1, (int)x->shape[1], (int)x->shape[2], NULL};
+    const size_t pixels = (size_t)s->c * s->h * s->w;
+    img.px = malloc(sizeof(float) * img.c * img.h * img.w);
+    float *canvas = malloc(sizeof *canvas * pixels);
+    s->bytes = malloc(pixels * (size_t)n);
+    s->labels = malloc(sizeof *s->labels * (size_t)n);
+    int rc = img.px && canvas && s->bytes && s->labels ? 0 : -1, top = 0;
+    if (rc) fprintf(stderr, "%s: out of memory for %d images of %zu bytes\n", prog, n, pixels);
+    for (int i = 0; i < n && !rc; i++) {
+        const double label = npy_value(y, (size_t)i);
+        if (label < 0 || label > 65535 || (count && label >= count)) {
+            fprintf(stderr, "%s: %s: label %g of image %d is not one of the model's %d classes\n",
+                    prog, path, label, i, count);
+            rc = -1;
+            break;
+        }
+        npz_image(x, (size_t)i, &img);
+        rc = put_image(prog, path, fit, &img, canvas, s);
+        s->labels[s->n++] = (int)label;
+        if ((int)label > top) top = (int)label;
+    }
+    if (!rc && !count && top < 1) {
+        fprintf(stderr, "%s: %s has a single class (%d): a classifier needs two or more\n", prog,
+                path, top);
+        rc = -1;
+    }
+    if (!rc && !count && !(s->names = number_names(s->classes = top + 1))) rc = -1;
+    free(img.px);
+    free(canvas);
+    return rc;
+}
+
+static int npz_load(const char *prog, const char *path, const char *split, const ram_model *fit,
+                    int count, folder_set *s) {
+    npz_file z;
+    npy_array x, y;
+    if (npz_find(prog, path, split, 1, &z, &x, &y)) return -1;
+    const int rc = npz_decode(prog, path, &x, &y, fit, count, s);
+    npz_close(&z);
+    return rc;
+}
+
+/* Images i and j of the set swapped (bytes and labels). */
+static void swap_images(folder_set *s, int i, int j, unsigned char *tmp) {
+    const size_t pixels = (size_t)s->c * s->h * s->w;
+    unsigned char *a = s->bytes + (size_t)i * pixels, *b = s->bytes + (size_t)j * pixels;
+    memcpy(tmp, a, pixels);
+    memcpy(a, b, pixels);
+    memcpy(b, tmp, pixels);
+    const int t = s->labels[i];
+    s->labels[i] = s->labels[j];
+    s->labels[j] = t;
+}
+
+/* A seeded Fisher-Yates shuffle (splitmix64): the same on every machine. */
+static void shuffle_images(folder_set *s, uint64_t seed, unsigned char *tmp) {
+    for (int i = s->n - 1; i > 0; i--) {
+        uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        swap_images(s, i, (int)(z % (uint64_t)(i + 1)), tmp);
+    }
+}
+
+/* The listed files decoded into s (canvas set). */
+static int decode_all(const char *prog, const listing *l, const ram_model *fit, int on_bad,
+                      folder_set *s) {
+    const size_t pixels = (size_t)s->c * s->h * s->w;
+    float *canvas = malloc(sizeof *canvas * pixels);
+    s->bytes = malloc(pixels * (size_t)l->n);
+    s->labels = malloc(sizeof *s->labels * (size_t)l->n);
+    int rc = canvas && s->bytes && s->labels ? 0 : -1;
+    if (rc) fprintf(stderr, "%s: out of memory for %d images of %zu bytes\n", prog, l->n, pixels);
+    for (int i = 0; i < l->n && !rc; i++) {
+        const int got = add_image(prog, l->paths[i], fit, on_bad, canvas, s);
+        if (got < 0) rc = -1;
+        s->skipped += got == 1;
+        if (got == 0) s->labels[s->n++] = l->labels[i];
+    }
+    if (!rc && s->n == 0) {
+        fprintf(stderr, "%s: no image could be read\n", prog);
+        rc = -1;
+    }
+    free(canvas);
+    return rc;
+}
+
+int folder_load(const char *prog, const char *dir, const char *split, const ram_model *fit,
+                const char *const *names, int count, int on_bad, uint64_t shuffle, folder_set *s) {
+    memset(s, 0, sizeof *s);
+    ram_model_params mp;
+    ram_model_params_init(&mp);
+    if (ram_model_get_params(fit, &mp) != RAM_OK) {
+        fprintf(stderr, "%s: %s\n", prog, ram_last_error());
+        return -1;
+    }
+    s->c = mp.channels;
+    s->h = mp.height;
+    s->w = mp.width;
+    listing l = {0};
+    const int npz = npz_is_npz(dir);
+    int rc = npz ? npz_load(prog, dir, split, fit, names ? count : 0, s)
+                 : list_split(prog, dir, split, names, count, on_bad, &l, &s->names, &s->classes,
+                              &s->skipped);
+    if (!rc && !npz) rc = decode_all(prog, &l, fit, on_bad, s);
+    if (!rc && shuffle) {
+        unsigned char *tmp = malloc((size_t)s->c * s->h * s->w);
+        if (tmp) shuffle_images(s, shuffle, tmp);
+        free(tmp);
+    }
+    free_listing(&l);
+    if (rc) folder_free(s);
+    return rc;
+}
+
+void folder_image(const folder_set *s, int k, float *out) {
+    const size_t pixels = (size_t)s->c * s->h * s->w;
+    const unsigned char *src = s->bytes + (size_t)k * pixels;
+    for (size_t i = 0; i < pixels; i++)
+        out[i] = (float)src[i] / 255.0f;
+}
+
+void folder_report(const char *prog, const char *dir, const folder_set *s) {
+    if (s->skipped)
+        fprintf(stderr, "%s: skipped %d bad file%s of %s (--on-bad skip)\n", prog, s->skipped,
+                s->skipped == 1 ? "" : "s", dir);
+}
+
+void folder_free(folder_set *s) {
+    free_names(s->names, s->classes);
+    free(s->bytes);
+    free(s->labels);
+    memset(s, 0, sizeof *s);
+}

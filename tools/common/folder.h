@@ -1,0 +1,65 @@
+/* folder: an image folder as a data set, for ram-train, ram-eval and
+ * ram-glimpses (`--data PATH` naming a folder of class folders; also a
+ * CSV/TSV list of images, list.h, or a NumPy .npz, npz.h).
+ *
+ *   PATH/train/<class>/<file>.png|jpg|jpeg, PATH/test/<class>/..., optional PATH/val/
+ *   (a folder with a train or test subfolder is taken to be laid out so)
+ *   or PATH/<class>/...: split by name, an image is in the test split when
+ *   the FNV-1a hash of "<class>/<file>" is 0 modulo 5 (a fifth), else in train.
+ *
+ * Class names are the folder names in byte order.  Every image is fitted to
+ * the canvas with ram_image_fit() and kept as bytes (c x h x w each). */
+#ifndef RAM_TOOLS_FOLDER_H
+#define RAM_TOOLS_FOLDER_H
+
+#include <ram/ram.h>
+
+#include <stdint.h>
+
+enum { FOLDER_FAIL = 0, FOLDER_SKIP = 1 }; /* --on-bad */
+#define FOLDER_ON_BAD_CHOICES "fail|skip"
+#define FOLDER_FIT_CHOICES    "pad|resize|letterbox|crop" /* ram_fit's order */
+#define FOLDER_ON_BAD_HELP                                                                         \
+    "image folders: a file that is not a readable image stops the run (fail) or is passed over "   \
+    "and counted (skip)"
+#define FOLDER_FIT_HELP                                                                            \
+    "image folders: how an image of another size is fitted to the canvas (stored in the model; "   \
+    "ram-eval and ram-classify fit as it says)"
+
+typedef struct folder_set {
+    int n, c, h, w;       /* images and the canvas */
+    unsigned char *bytes; /* n x c x h x w, round(255 * pixel) */
+    int *labels;
+    int classes;
+    char **names; /* the class names, sorted */
+    int skipped;  /* bad files passed over (FOLDER_SKIP) */
+} folder_set;
+
+/* Whether `dir` is an image folder rather than a directory of IDX files: it
+ * has a subdirectory and no *-ubyte file. */
+int folder_is_images(const char *dir);
+
+/* Whether the folder has split `split` (train, test, val): val only as PATH/val. */
+int folder_has_split(const char *dir, const char *split);
+
+/* The size and channel count (1 for grey, 3 for colour) of the first image of
+ * split `split`: 0, or -1 with "prog: ..." on stderr. */
+int folder_probe(const char *prog, const char *dir, const char *split, int *c, int *h, int *w);
+
+/* Split `split` of `dir`, each image fitted to `fit`'s canvas by its rule.
+ * names/count: the classes to map the folders to (a model's, or the training
+ * split's), or NULL to take the split's own folders (at least two).  The
+ * images are in class and file order, or shuffled by `shuffle` (a seed) when
+ * it is not 0.  0, or -1 with "prog: ..." on stderr and nothing to free. */
+int folder_load(const char *prog, const char *dir, const char *split, const ram_model *fit,
+                const char *const *names, int count, int on_bad, uint64_t shuffle, folder_set *s);
+
+/* Image k as floats (byte / 255) into out[c * h * w]. */
+void folder_image(const folder_set *s, int k, float *out);
+
+/* Say what was skipped, if anything ("prog: skipped N bad files of DIR"). */
+void folder_report(const char *prog, const char *dir, const folder_set *s);
+
+void folder_free(folder_set *s);
+
+#endif

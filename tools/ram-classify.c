@@ -1,0 +1,188 @@
+/*
+ * ram-classify: classify PNG and JPEG files with a saved model.  Each image
+ * is fitted to the model's canvas by the model's own rule (ram_image_fit),
+ * so any size and channel count is taken as the model's training images
+ * were.
+ */
+#include "blas.h"
+#include "image.h"
+#include "json.h"
+#include "opts.h"
+
+#include <ram/ram.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const tool_info tool = {
+    "ram-classify", "classify image files with a Recurrent Attention Model",
+    "--model FILE [options] IMAGE...",
+    "Classify each PNG or JPEG IMAGE with a saved model and print one line per image: the file, "
+    "its class (the model's class name, or its number when the model has none) and the "
+    "probability, tab-separated; with --top K the K likeliest classes, each with its "
+    "probability; with --locations the glimpse locations as x,y pairs in the retina's [-1, 1] "
+    "frame.  --json prints one JSON object per image instead.  Each image is fitted to the "
+    "model's canvas by the rule stored in the model (ram-train --fit).  A file that cannot be "
+    "read is named on stderr, the others are classified, and the exit status is 1."};
+
+typedef struct options {
+    const char *model;
+    int top, json, locations;
+} options;
+
+typedef struct classifier {
+    const options *o;
+    ram_model *model;
+    ram_model_params mp;
+    ram_state *st;
+    float *canvas, *probs, *locs;
+    int *order; /* classes by probability */
+} classifier;
+
+static int parse(int argc, char **argv, options *o, int *first_file) {
+    *o = (options){.top = 1};
+    tool_opt t[] = {
+        {"--model", OPT_STRING, &o->model, .meta = "FILE", .flags = OPT_REQUIRED,
+         .help = "model or checkpoint saved by libram (e.g. by ram-train)"},
+        {"--top", OPT_INT, &o->top, 1, 65536, .meta = "K",
+         .help = "print the K likeliest classes (at most the model's)"},
+        {"--locations", OPT_FLAG, &o->locations, .help = "print the glimpse locations too"},
+        {"--json", OPT_FLAG, &o->json, .help = "one JSON object per image"},
+    };
+    const size_t n = sizeof t / sizeof *t;
+    int r = opts_parse(&tool, t, n, opts_split_files(t, n, argc, argv, first_file), argv);
+    if (r) return r;
+    if (*first_file >= argc) return opts_usage_error(&tool, "no IMAGE given (see --help)");
+    return TOOL_OK;
+}
+
+/* Load the model and what one image needs: 0, or -1 with the reason. */
+static int open_model(classifier *c) {
+    ram_status s = ram_model_load(c->o->model, &c->model);
+    if (s == RAM_OK) s = ram_model_get_params(c->model, &c->mp);
+    if (s == RAM_OK) s = ram_state_create(c->model, 1, &c->st);
+    if (s != RAM_OK) {
+        fprintf(stderr, "ram-classify: %s: %s (%s)\n", c->o->model, ram_last_error(),
+                ram_status_string(s));
+        return -1;
+    }
+    const size_t canvas = (size_t)c->mp.channels * c->mp.height * c->mp.width;
+    c->canvas = malloc(sizeof *c->canvas * canvas);
+    c->probs = malloc(sizeof *c->probs * (size_t)c->mp.classes);
+    c->locs = malloc(sizeof *c->locs * 2 * (size_t)c->mp.glimpses);
+    c->order = malloc(sizeof *c->order * (size_t)c->mp.classes);
+    if (c->canvas && c->probs && c->locs && c->order) return 0;
+    fprintf(stderr, "ram-classify: out of memory\n");
+    return -1;
+}
+
+/* Class k's name, or its number in buf. */
+static const char *class_name(const classifier *c, int k, char *buf, size_t len) {
+    const char *name = ram_model_class_name(c->model, k);
+    if (name) return name;
+    snprintf(buf, len, "%d", k);
+    return buf;
+}
+
+/* c->order: the classes by probability, the likeliest first (ties by number). */
+static void rank(classifier *c) {
+    for (int k = 0; k < c->mp.classes; k++) {
+        int i = k;
+        for (; i > 0 && c->probs[c->order[i - 1]] < c->probs[k]; i--)
+            c->order[i] = c->order[i - 1];
+        c->order[i] = k;
+    }
+}
+
+static void print_text(const classifier *c, const char *path, int top) {
+    char buf[16];
+    fputs(path, stdout);
+    for (int i = 0; i < top; i++)
+        printf("\t%s\t%.4f", class_name(c, c->order[i], buf, sizeof buf),
+               (double)c->probs[c->order[i]]);
+    if (c->o->locations) {
+        putchar('\t');
+        for (int g = 0; g < c->mp.glimpses; g++)
+            printf("%s%.4f,%.4f", g ? " " : "", (double)c->locs[2 * g], (double)c->locs[2 * g + 1]);
+    }
+    putchar('\n');
+}
+
+static void print_json(const classifier *c, const char *path, int top) {
+    char buf[16];
+    printf("{\"file\": ");
+    json_string(stdout, path);
+    printf(", \"label\": %d, \"class\": ", c->order[0]);
+    json_string(stdout, class_name(c, c->order[0], buf, sizeof buf));
+    printf(", \"probability\": %.6f", (double)c->probs[c->order[0]]);
+    if (top > 1) {
+        printf(", \"top\": [");
+        for (int i = 0; i < top; i++) {
+            printf("%s{\"label\": %d, \"class\": ", i ? ", " : "", c->order[i]);
+            json_string(stdout, class_name(c, c->order[i], buf, sizeof buf));
+            printf(", \"probability\": %.6f}", (double)c->probs[c->order[i]]);
+        }
+        printf("]");
+    }
+    if (c->o->locations) {
+        printf(", \"locations\": [");
+        for (int g = 0; g < c->mp.glimpses; g++)
+            printf("%s[%.6f, %.6f]", g ? ", " : "", (double)c->locs[2 * g],
+                   (double)c->locs[2 * g + 1]);
+        printf("]");
+    }
+    printf("}\n");
+}
+
+/* One file read, fitted, classified and printed: 0, or -1 after saying why. */
+static int classify(classifier *c, const char *path) {
+    char err[4352];
+    image img;
+    if (image_load(path, &img, err, sizeof err)) {
+        fprintf(stderr, "ram-classify: %s\n", err);
+        return -1;
+    }
+    const size_t canvas = (size_t)c->mp.channels * c->mp.height * c->mp.width;
+    ram_status s = ram_image_fit(c->model, img.px, img.c, img.h, img.w, c->canvas, canvas);
+    image_free(&img);
+    int label = 0;
+    if (s == RAM_OK)
+        s = ram_model_classify(c->model, c->st, c->canvas, 1, &label, c->probs, c->locs);
+    if (s != RAM_OK) {
+        fprintf(stderr, "ram-classify: %s: %s (%s)\n", path, ram_last_error(),
+                ram_status_string(s));
+        return -1;
+    }
+    rank(c);
+    const int top = c->o->top < c->mp.classes ? c->o->top : c->mp.classes;
+    (c->o->json ? print_json : print_text)(c, path, top);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    int first = argc;
+    int parsed = parse(argc, argv, &o, &first);
+    if (parsed) return opts_exit(parsed);
+    tool_blas_init(tool.name, argv);
+    classifier c = {.o = &o};
+    ram_model_params_init(&c.mp);
+    int rc = TOOL_FAILED;
+    if (!open_model(&c)) {
+        rc = TOOL_OK;
+        for (int i = first; i < argc; i++)
+            if (classify(&c, argv[i])) rc = TOOL_FAILED;
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "ram-classify: error writing output\n");
+            rc = TOOL_FAILED;
+        }
+    }
+    ram_state_free(c.st);
+    ram_model_free(c.model);
+    free(c.canvas);
+    free(c.probs);
+    free(c.locs);
+    free(c.order);
+    return rc;
+}
