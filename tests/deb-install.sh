@@ -223,7 +223,7 @@ fi
 
 echo "== ram-tools"
 bindir=${root:-}/usr/bin
-for tool in ram-train ram-eval ram-glimpses ram-data; do
+for tool in ram-train ram-eval ram-glimpses ram-data ram-classify; do
     uses_our_lib "$bindir/$tool"
     env "${lib_env[@]}" "$bindir/$tool" --help >"$tmp/$tool.help"
     v=$(env "${lib_env[@]}" "$bindir/$tool" --version)
