@@ -34,6 +34,12 @@ build/ram-eval --model models/mnist.ram --data data/mnist
 build/ram-glimpses --model models/mnist.ram --data data/mnist --out out/mnist-glimpses.png
 echo "glimpses of the committed model: out/mnist-glimpses.png"
 
+step "your own images: the test set as a folder of PNG files, evaluated and one file classified"
+rm -rf out/mnist-png
+build/ram-data --dataset mnist --data data/mnist --format png --split test --out out/mnist-png
+build/ram-eval --model models/mnist.ram --data out/mnist-png | grep -E '^(data|test error)'
+build/ram-classify --model models/mnist.ram out/mnist-png/test/7/0000.png
+
 step "training a fresh model for ${budget} s (the committed one took longer: docs/results.md)"
 # --average: a short run at a high learning rate keeps the weights' moving
 # average, which classifies better than its last weights (docs/training.md).
