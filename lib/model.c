@@ -28,7 +28,7 @@ static void model_defaults(ram_model_params *p) {
     p->classes = 10;
     p->bound = RAM_BOUND_TANH;
     p->loc_std = 0.17f;
-    p->loc_range_pixels = 13.0f;
+    p->loc_range_pixels = -1.0f; /* follow the image: ram_model_create() resolves it */
     p->init_scale = 0.1f;
     p->seed = 1;
 }
@@ -154,6 +154,13 @@ ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
     ram_model_params_init(&p);
     ram_status s = ram_copy_params(&p, sizeof p, user, "model_create");
     if (s) return s;
+    /* Negative: half the shorter side less a pixel, so that glimpse centres
+     * reach to a pixel of a square image's edges (13 for 28 x 28, the value
+     * of Torch's MNIST models).  -Inf and NaN stay for validate to refuse. */
+    if (p.loc_range_pixels < 0 && isfinite(p.loc_range_pixels) && p.height > 0 && p.width > 0) {
+        const int side = p.height < p.width ? p.height : p.width;
+        p.loc_range_pixels = fmaxf(0.0f, 0.5f * (float)side - 1.0f);
+    }
     struct ram_model *m;
     if ((s = ram_model_alloc(&p, &m))) return s;
     ram_rng rng;

@@ -218,7 +218,10 @@ typedef struct ram_model_params {
     float loc_std;              /**< std of the Gaussian location policy (0.17) */
     /** How far from the image centre, in pixels, a glimpse at +-1 is centred
      *  (Torch's unitPixels).  0 means the image edge (width/2, height/2).
-     *  Default 13 for 28 x 28: glimpse centres stay within pixels 1..27. */
+     *  Negative, the default (-1): half the shorter side less one pixel,
+     *  min(width, height) / 2 - 1, set by ram_model_create() and reported by
+     *  ram_model_get_params() (13 for 28 x 28: glimpse centres stay within
+     *  pixels 1..27; 29 for 60 x 60). */
     float loc_range_pixels;
     float init_scale; /**< weights ~ U(-init_scale, init_scale) (0.1) */
     uint64_t seed;    /**< initialisation seed (1) */
@@ -233,7 +236,7 @@ RAM_API void ram_model_params_init_sized(ram_model_params *p, size_t size);
  *  (a size < 1; channels > 4096; height, width, hidden sizes > 65536 and
  *  core_hidden > 16384; more than 1e9 values per image or 2^24 per glimpse;
  *  glimpses > 64; classes < 2 or > 65536; loc_std not in [1e-4, 10]; loc_range_pixels
- *  not in [0, 1e6]; init_scale not in [0, 10]; an unknown enum value),
+ *  above 1e6, -Inf or NaN; init_scale not in [0, 10]; an unknown enum value),
  *  OUT_OF_MEMORY. */
 RAM_API ram_status ram_model_create(const ram_model_params *p, ram_model **out);
 /** Free a model (NULL is a no-op).  No state, policy or trainer may use it afterwards. */

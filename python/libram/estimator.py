@@ -132,7 +132,7 @@ class RAMClassifier(*_BASES):
 
     def __init__(self, glimpses=6, patch=8, depth=1, scale=2.0, form="additive",
                  glimpse_hidden=128, loc_hidden=128, glimpse_out=256, core_hidden=256,
-                 core="rnn", bound="tanh", loc_std=0.17, loc_range_pixels=13.0, init_scale=0.1,
+                 core="rnn", bound="tanh", loc_std=0.17, loc_range_pixels=-1.0, init_scale=0.1,
                  std=0.0, baseline="linear", reward_scale=1.0, discount=1.0, detach_core=True,
                  optimizer="adam", lr=1e-3, lr_final=None, decay_steps=None, momentum=0.9,
                  nesterov=False, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=5.0,

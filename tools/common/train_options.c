@@ -129,7 +129,8 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--std", OPT_FLOAT, &mp->loc_std, ANY, .meta = "F", .flags = OPT_GROUP,
          .help = "standard deviation of the location policy"},
         {"--unit-pixels", OPT_FLOAT, &mp->loc_range_pixels, ANY, .meta = "F", .flags = OPT_GROUP,
-         .help = "pixels of one location unit (0 = the image's edge)"},
+         .help = "pixels of one location unit (0 = the image's edge; negative = half the "
+                 "shorter side less one pixel: 13 for 28x28)"},
         {"--init-scale", OPT_FLOAT, &mp->init_scale, ANY, .meta = "F", .flags = OPT_GROUP,
          .help = "scale of the initial weights"},
         {"--baseline", OPT_CHOICE, &pp->baseline, .choices = "linear|scalar|none",
