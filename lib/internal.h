@@ -251,7 +251,8 @@ struct ram_model {
 /* Longest class name, in bytes (the terminating NUL not counted). */
 #define RAM_MAX_CLASS_NAME 1024
 /* Check names (count = the model's classes, each 1..RAM_MAX_CLASS_NAME
- * bytes) and put copies in m, replacing any; NULL clears them. */
+ * bytes: lens[k], or strings' own lengths when lens is NULL) and put
+ * copies in m, replacing any; NULL names clear them. */
 RAM_HIDDEN ram_status ram_model_put_names(struct ram_model *m, const char *const *names,
                                           const size_t *lens, int count, const char *what);
 

@@ -203,7 +203,7 @@ ram_status ram_model_put_names(struct ram_model *m, const char *const *names, co
     size_t total = 0;
     for (int k = 0; k < count; k++) {
         if (!names[k]) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: name %d is NULL", what, k);
-        const size_t len = lens[k];
+        const size_t len = lens ? lens[k] : strnlen(names[k], RAM_MAX_CLASS_NAME + 1);
         if (len < 1 || len > RAM_MAX_CLASS_NAME || memchr(names[k], 0, len))
             return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                             "%s: name %d is %zu bytes, or holds a NUL byte (1 to %d bytes)", what,
@@ -217,10 +217,11 @@ ram_status ram_model_put_names(struct ram_model *m, const char *const *names, co
         return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     for (int k = 0, at = 0; k < count; k++) {
+        const size_t len = lens ? lens[k] : strlen(names[k]); /* checked above */
         table[k] = block + at;
-        memcpy(block + at, names[k], lens[k]);
-        block[at + lens[k]] = 0;
-        at += (int)lens[k] + 1;
+        memcpy(block + at, names[k], len);
+        block[at + len] = 0;
+        at += (int)len + 1;
     }
     free(m->names);
     free(m->names_block);
@@ -231,17 +232,7 @@ ram_status ram_model_put_names(struct ram_model *m, const char *const *names, co
 
 ram_status ram_model_set_class_names(ram_model *m, const char *const *names, int count) {
     if (!m) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_set_class_names: model is NULL");
-    if (!names) return ram_model_put_names(m, NULL, NULL, 0, "model_set_class_names");
-    if (count != m->p.classes)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_set_class_names: %d names for %d classes",
-                        count, m->p.classes);
-    size_t *lens = malloc(sizeof *lens * (size_t)count);
-    if (!lens) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "model_set_class_names: out of memory");
-    for (int k = 0; k < count; k++)
-        lens[k] = names[k] ? strnlen(names[k], RAM_MAX_CLASS_NAME + 1) : 0;
-    ram_status s = ram_model_put_names(m, names, lens, count, "model_set_class_names");
-    free(lens);
-    return s;
+    return ram_model_put_names(m, names, NULL, count, "model_set_class_names");
 }
 
 const char *ram_model_class_name(const ram_model *m, int k) {

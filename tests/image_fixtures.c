@@ -346,7 +346,9 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : NULL;
-    char tmp[] = "/tmp/image_fixtures-XXXXXX";
+    char tmp[4096];
+    const char *base = getenv("TMPDIR");
+    snprintf(tmp, sizeof tmp, "%s/image_fixtures-XXXXXX", base && *base ? base : "/tmp");
     if (!dir && !(dir = mkdtemp(tmp))) return 1;
     char good_dir[4096], bad_dir[4096];
     snprintf(good_dir, sizeof good_dir, "%s/good", dir);
