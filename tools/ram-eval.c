@@ -141,7 +141,13 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
     const float *img = placed;
     if (placed && j->set->from_folder) {
         for (int i = 0; i < count; i++)
-            testset_image(j->set, j->dataset, first + i, placed + (size_t)i * (size_t)j->pixels);
+            if (testset_image(j->set, j->dataset, first + i,
+                              placed + (size_t)i * (size_t)j->pixels)) {
+                j->status = RAM_ERR_IO;
+                snprintf(j->error, sizeof j->error, "image %d of the set could not be read",
+                         first + i);
+                return RAM_ERR_IO;
+            }
     } else if (placed) {
         for (int i = 0; i < count; i++)
             (j->no_clutter ? dataset_make_uncluttered

@@ -288,9 +288,11 @@ typedef struct rows {
 /* Images first..first+count-1 of the set into out; a placed set's are made
  * only for the images needed (the whole cluttered100 test set would take
  * 400 MB). */
-static void fetch(const options *o, const rows *w, int first, int count, float *out) {
+static int fetch(const options *o, const rows *w, int first, int count, float *out) {
     for (int i = 0; i < count; i++)
-        testset_image(&w->set, o->set.dataset, first + i, out + (size_t)i * w->pixels);
+        if (testset_image(&w->set, o->set.dataset, first + i, out + (size_t)i * w->pixels))
+            return -1;
+    return 0;
 }
 
 static int allocate(const options *o, rows *w) {
@@ -335,7 +337,7 @@ static int pick(const options *o, rows *w) {
     }
     for (int b = o->first; b < n && w->n < w->count; b += chunk) {
         int k = n - b < chunk ? n - b : chunk;
-        fetch(o, w, b, k, w->batch);
+        if (fetch(o, w, b, k, w->batch)) return -1;
         ram_status s = testset_classify(w->set.model, w->st, o->set.source, w->pol, w->batch, k,
                                         w->pred, NULL, NULL);
         if (s != RAM_OK) {
@@ -357,7 +359,7 @@ static int pick(const options *o, rows *w) {
 static int look(const options *o, rows *w) {
     const int T = w->set.mp.glimpses;
     for (int i = 0; i < w->n; i++) {
-        fetch(o, w, w->index[i], 1, w->sel + (size_t)i * w->pixels);
+        if (fetch(o, w, w->index[i], 1, w->sel + (size_t)i * w->pixels)) return -1;
         w->truth[i] = w->set.labels[w->index[i]];
     }
     if (w->pol)

@@ -111,6 +111,20 @@ void dataset_warp(const float *img, int h, int w, float rotate, float zoom, uint
         }
 }
 
+void dataset_flip(float *img, int c, int h, int w, uint64_t seed, int index) {
+    uint64_t s = (uint64_t)index ^ 0x2545f4914f6cdd1dULL; /* a stream of its own */
+    s = seed ^ next(&s);
+    if (next(&s) >> 63) return; /* kept as it is: half of the time */
+    for (size_t row = 0; row < (size_t)c * h; row++) {
+        float *p = img + row * w;
+        for (int x = 0; x < w / 2; x++) {
+            const float t = p[x];
+            p[x] = p[w - 1 - x];
+            p[w - 1 - x] = t;
+        }
+    }
+}
+
 void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint64_t seed,
                   float *out) {
     dataset_make_with(kind, digits, n, index, digits + (size_t)index * 28 * 28, seed, out);

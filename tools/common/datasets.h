@@ -92,6 +92,14 @@ void dataset_warp(const float *img, int h, int w, float rotate, float zoom, uint
                   int index, float *out);
 
 /*
+ * Training augmentation for every set (ram-train --flip): image `index`
+ * (c planes of h x w at `img`) mirrored left to right in place, or left as
+ * it is, with probability 1/2 each, drawn from (seed, index) on a stream of
+ * its own.
+ */
+void dataset_flip(float *img, int c, int h, int w, uint64_t seed, int index);
+
+/*
  * Image k of a set: plain images (`images`, n of `pixels` each, any size) as
  * they are for mnist, else dataset_make() from n 28 x 28 digits.
  */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int is_dir(const char *path) {
     struct stat st;
@@ -281,36 +282,43 @@ int folder_probe(const char *prog, const char *dir, const char *split, int *c, i
     return rc;
 }
 
-/* An image fitted into slot s->n as bytes (floats in `canvas`): 0 or -1. */
-static int put_image(const char *prog, const char *what, const ram_model *fit, const image *img,
-                     float *canvas, folder_set *s) {
+/* A fitted pixel as the in-memory set keeps it: round(255 * v). */
+static unsigned char to_byte(float v) {
+    return (unsigned char)((v < 0 ? 0 : v > 1 ? 1 : v) * 255.0f + 0.5f);
+}
+
+/* Fitted floats rounded to what the in-memory set would hold, in place: a
+ * streamed run sees the very pixels of a kept one. */
+static void as_bytes(float *v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)to_byte(v[i]) / 255.0f;
+}
+
+/* img fitted to the set's canvas (floats in `canvas`): 0, or -1 after
+ * saying why, naming `what`. */
+static int fit_image(const folder_set *s, const char *what, const image *img, float *canvas) {
     const size_t pixels = (size_t)s->c * s->h * s->w;
-    ram_status st = ram_image_fit(fit, img->px, img->c, img->h, img->w, canvas, pixels);
-    if (st != RAM_OK) {
-        fprintf(stderr, "%s: %s: %s\n", prog, what, ram_last_error());
-        return -1;
-    }
-    unsigned char *dst = s->bytes + (size_t)s->n * pixels;
-    for (size_t i = 0; i < pixels; i++) {
-        const float v = canvas[i] < 0 ? 0 : canvas[i] > 1 ? 1 : canvas[i];
-        dst[i] = (unsigned char)(v * 255.0f + 0.5f);
-    }
-    return 0;
+    ram_status st = ram_image_fit(s->fit, img->px, img->c, img->h, img->w, canvas, pixels);
+    if (st == RAM_OK) return 0;
+    fprintf(stderr, "%s: %s: %s\n", s->prog, what, ram_last_error());
+    return -1;
 }
 
 /* Decode and fit file `path` into image slot s->n (floats in `canvas`);
  * 1 when it was bad and skipped, 0 when kept, -1 to stop. */
-static int add_image(const char *prog, const char *path, const ram_model *fit, int on_bad,
-                     float *canvas, folder_set *s) {
+static int add_image(const char *path, float *canvas, folder_set *s) {
     char err[4096];
     image img;
     if (image_load(path, &img, err, sizeof err)) {
-        fprintf(stderr, "%s: %s%s\n", prog, err,
-                on_bad == FOLDER_SKIP ? " (skipped)" : " (--on-bad skip passes over it)");
-        return on_bad == FOLDER_SKIP ? 1 : -1;
+        fprintf(stderr, "%s: %s%s\n", s->prog, err,
+                s->on_bad == FOLDER_SKIP ? " (skipped)" : " (--on-bad skip passes over it)");
+        return s->on_bad == FOLDER_SKIP ? 1 : -1;
     }
-    const int rc = put_image(prog, path, fit, &img, canvas, s);
+    const int rc = fit_image(s, path, &img, canvas);
     image_free(&img);
+    const size_t pixels = (size_t)s->c * s->h * s->w;
+    for (size_t i = 0; !rc && i < pixels; i++)
+        s->bytes[(size_t)s->n * pixels + i] = to_byte(canvas[i]);
     return rc;
 }
 
@@ -360,8 +368,8 @@ static char **number_names(int k) {
     return names;
 }
 
-/* Image i (H x W x C) as float CHW into img. */
-static void npz_image(const npy_array *x, size_t i, image *img) {
+/* Array image i (H x W x C) as float CHW into img. */
+static void array_image(const npy_array *x, size_t i, image *img) {
     const size_t plane = (size_t)img->h * img->w;
     const double scale = x->kind == 'f' ? 1.0 : 1.0 / 255.0;
     for (size_t p = 0; p < plane; p++)
@@ -369,104 +377,127 @@ static void npz_image(const npy_array *x, size_t i, image *img) {
             img->px[k * plane + p] = (float)(scale * npy_value(x, (i * plane + p) * img->c + k));
 }
 
-/* The split's images fitted into s and their labels, checked. */
-static int npz_decode(const char *prog, const char *path, const npy_array *x, const npy_array *y,
-                      const ram_model *fit, int count, folder_set *s) {
-    const int n = (int)x->shape[0];
-    image img = {x->ndim == 4 ? (int)x->shape[3] : 1, (int)x->shape[1], (int)x->shape[2], NULL};
-    const size_t pixels = (size_t)s->c * s->h * s->w;
-    img.px = malloc(sizeof(float) * img.c * img.h * img.w);
-    float *canvas = malloc(sizeof *canvas * pixels);
-    s->bytes = malloc(pixels * (size_t)n);
-    s->labels = malloc(sizeof *s->labels * (size_t)n);
-    int rc = img.px && canvas && s->bytes && s->labels ? 0 : -1, top = 0;
-    if (rc) fprintf(stderr, "%s: out of memory for %d images of %zu bytes\n", prog, n, pixels);
-    for (int i = 0; i < n && !rc; i++) {
+/* The labels of an array set, checked against `count` classes (0: the
+ * labels' own, at least two, named "0".."k-1"). */
+static int array_labels(const char *path, const npy_array *y, int count, folder_set *s) {
+    const int n = (int)y->shape[0];
+    int top = 0;
+    if (!(s->labels = malloc(sizeof *s->labels * (size_t)n))) {
+        fprintf(stderr, "%s: out of memory for %d labels\n", s->prog, n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
         const double label = npy_value(y, (size_t)i);
         if (label < 0 || label > 65535 || (count && label >= count)) {
             fprintf(stderr, "%s: %s: label %g of image %d is not one of the model's %d classes\n",
-                    prog, path, label, i, count);
-            rc = -1;
-            break;
+                    s->prog, path, label, i, count);
+            return -1;
         }
-        npz_image(x, (size_t)i, &img);
-        rc = put_image(prog, path, fit, &img, canvas, s);
-        s->labels[s->n++] = (int)label;
+        s->labels[i] = (int)label;
         if ((int)label > top) top = (int)label;
     }
-    if (!rc && !count && top < 1) {
-        fprintf(stderr, "%s: %s has a single class (%d): a classifier needs two or more\n", prog,
-                path, top);
-        rc = -1;
+    if (!count && top < 1) {
+        fprintf(stderr, "%s: %s has a single class (%d): a classifier needs two or more\n",
+                s->prog, path, top);
+        return -1;
     }
-    if (!rc && !count && !(s->names = number_names(s->classes = top + 1))) rc = -1;
-    free(img.px);
-    free(canvas);
-    return rc;
+    if (!count && !(s->names = number_names(s->classes = top + 1))) return -1;
+    return 0;
 }
 
-static int npz_load(const char *prog, const char *path, const char *split, const ram_model *fit,
-                    int count, folder_set *s) {
-    npz_file z;
-    npy_array x, y;
-    if (npz_find(prog, path, split, 1, &z, &x, &y)) return -1;
-    const int rc = npz_decode(prog, path, &x, &y, fit, count, s);
-    npz_close(&z);
-    return rc;
+/* An .npz split: mapped, read image by image (folder_image); labels read. */
+static int npz_load(const char *path, const char *split, int count, folder_set *s) {
+    npy_array y;
+    if (npz_find(s->prog, path, split, 1, &s->map, &s->x, &y)) return -1;
+    s->mapped = 1;
+    s->path = path;
+    if (array_labels(path, &y, count, s)) return -1;
+    s->n = (int)s->x.shape[0];
+    return 0;
 }
 
-/* Images i and j of the set swapped (bytes and labels). */
-static void swap_images(folder_set *s, int i, int j, unsigned char *tmp) {
-    const size_t pixels = (size_t)s->c * s->h * s->w;
-    unsigned char *a = s->bytes + (size_t)i * pixels, *b = s->bytes + (size_t)j * pixels;
-    memcpy(tmp, a, pixels);
-    memcpy(a, b, pixels);
-    memcpy(b, tmp, pixels);
-    const int t = s->labels[i];
-    s->labels[i] = s->labels[j];
-    s->labels[j] = t;
-}
+/* ---- image files: kept in memory, or streamed -------------------------------- */
 
-/* A seeded Fisher-Yates shuffle (splitmix64): the same on every machine. */
-static void shuffle_images(folder_set *s, uint64_t seed, unsigned char *tmp) {
-    for (int i = s->n - 1; i > 0; i--) {
+/* A seeded Fisher-Yates shuffle (splitmix64) of order[0..n): the same on
+ * every machine. */
+static void shuffle_order(int *order, int n, uint64_t seed) {
+    for (int i = n - 1; i > 0; i--) {
         uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
         z ^= z >> 31;
-        swap_images(s, i, (int)(z % (uint64_t)(i + 1)), tmp);
+        const int j = (int)(z % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
     }
 }
 
-/* The listed files decoded into s (canvas set). */
-static int decode_all(const char *prog, const listing *l, const ram_model *fit, int on_bad,
-                      folder_set *s) {
+/* The listed files decoded into s->bytes. */
+static int decode_all(const listing *l, folder_set *s) {
     const size_t pixels = (size_t)s->c * s->h * s->w;
     float *canvas = malloc(sizeof *canvas * pixels);
     s->bytes = malloc(pixels * (size_t)l->n);
     s->labels = malloc(sizeof *s->labels * (size_t)l->n);
     int rc = canvas && s->bytes && s->labels ? 0 : -1;
-    if (rc) fprintf(stderr, "%s: out of memory for %d images of %zu bytes\n", prog, l->n, pixels);
+    if (rc)
+        fprintf(stderr, "%s: out of memory for %d images of %zu bytes\n", s->prog, l->n, pixels);
     for (int i = 0; i < l->n && !rc; i++) {
-        const int got = add_image(prog, l->paths[i], fit, on_bad, canvas, s);
+        const int got = add_image(l->paths[i], canvas, s);
         if (got < 0) rc = -1;
         s->skipped += got == 1;
         if (got == 0) s->labels[s->n++] = l->labels[i];
-    }
-    if (!rc && s->n == 0) {
-        fprintf(stderr, "%s: no image could be read\n", prog);
-        rc = -1;
     }
     free(canvas);
     return rc;
 }
 
+/* Streamed files: each header read now (a bad one stops, or is skipped and
+ * counted), the pixels when folder_image asks.  The listing moves into s. */
+static int probe_all(listing *l, folder_set *s) {
+    char err[4096];
+    int kept = 0;
+    for (int i = 0; i < l->n; i++) {
+        image img;
+        if (image_probe(l->paths[i], &img, err, sizeof err)) {
+            fprintf(stderr, "%s: %s%s\n", s->prog, err,
+                    s->on_bad == FOLDER_SKIP ? " (skipped)" : " (--on-bad skip passes over it)");
+            if (s->on_bad != FOLDER_SKIP) return -1;
+            s->skipped++;
+            free(l->paths[i]);
+            continue;
+        }
+        l->paths[kept] = l->paths[i];
+        l->labels[kept++] = l->labels[i];
+    }
+    s->paths = l->paths;
+    s->labels = l->labels;
+    s->n = kept;
+    *l = (listing){0};
+    return 0;
+}
+
+/* Half of the machine's memory: the most an in-memory set may take. */
+static size_t memory_budget(void) {
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (size_t)pages / 2 * (size_t)size : (size_t)1 << 31;
+}
+
+/* Whether n images of `pixels` bytes are streamed rather than kept. */
+static int streams(const folder_set *s, int stream, int n) {
+    return stream || (double)n * s->c * s->h * s->w > (double)memory_budget();
+}
+
 int folder_load(const char *prog, const char *dir, const char *split, const ram_model *fit,
-                const char *const *names, int count, int on_bad, uint64_t shuffle, folder_set *s) {
+                const char *const *names, int count, int on_bad, uint64_t shuffle, int stream,
+                folder_set *s) {
     memset(s, 0, sizeof *s);
+    s->prog = prog;
+    s->on_bad = on_bad;
     ram_model_params mp;
     ram_model_params_init(&mp);
-    if (ram_model_get_params(fit, &mp) != RAM_OK) {
+    /* The set's own copy of the canvas and fit rule, for folder_image. */
+    if (ram_model_get_params(fit, &mp) != RAM_OK || ram_model_create(&mp, &s->fit) != RAM_OK ||
+        ram_model_set_fit(s->fit, ram_model_fit(fit)) != RAM_OK) {
         fprintf(stderr, "%s: %s\n", prog, ram_last_error());
         return -1;
     }
@@ -474,26 +505,77 @@ int folder_load(const char *prog, const char *dir, const char *split, const ram_
     s->h = mp.height;
     s->w = mp.width;
     listing l = {0};
-    const int npz = npz_is_npz(dir);
-    int rc = npz ? npz_load(prog, dir, split, fit, names ? count : 0, s)
-                 : list_split(prog, dir, split, names, count, on_bad, &l, &s->names, &s->classes,
-                              &s->skipped);
-    if (!rc && !npz) rc = decode_all(prog, &l, fit, on_bad, s);
-    if (!rc && shuffle) {
-        unsigned char *tmp = malloc((size_t)s->c * s->h * s->w);
-        if (tmp) shuffle_images(s, shuffle, tmp);
-        free(tmp);
+    int rc;
+    if (npz_is_npz(dir)) {
+        rc = npz_load(dir, split, names ? count : 0, s);
+    } else {
+        rc = list_split(prog, dir, split, names, count, on_bad, &l, &s->names, &s->classes,
+                        &s->skipped);
+        if (!rc) {
+            s->streamed = streams(s, stream, l.n);
+            rc = s->streamed ? probe_all(&l, s) : decode_all(&l, s);
+        }
+        if (!rc && s->n == 0) {
+            fprintf(stderr, "%s: no image of %s could be read\n", prog, dir);
+            rc = -1;
+        }
     }
+    if (!rc && !(s->order = malloc(sizeof *s->order * (size_t)s->n))) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        rc = -1;
+    }
+    for (int i = 0; !rc && i < s->n; i++)
+        s->order[i] = i;
+    if (!rc && shuffle) shuffle_order(s->order, s->n, shuffle);
     free_listing(&l);
     if (rc) folder_free(s);
     return rc;
 }
 
-void folder_image(const folder_set *s, int k, float *out) {
+int folder_label(const folder_set *s, int k) { return s->labels[s->order[k]]; }
+
+/* Streamed file k: decoded, fitted and rounded as decode_all keeps it. */
+static int stream_file(const folder_set *s, int k, float *out) {
+    const char *path = s->paths[s->order[k]];
+    char err[4096];
+    image img;
+    if (image_load(path, &img, err, sizeof err)) {
+        fprintf(stderr, "%s: %s%s\n", s->prog, err,
+                s->on_bad == FOLDER_SKIP ? " (skipped)" : " (--on-bad skip passes over it)");
+        return s->on_bad == FOLDER_SKIP ? 1 : -1;
+    }
+    const int rc = fit_image(s, path, &img, out);
+    image_free(&img);
+    if (!rc) as_bytes(out, (size_t)s->c * s->h * s->w);
+    return rc;
+}
+
+/* Mapped array image k, fitted; 8-bit arrays rounded to bytes as a kept
+ * set would hold them, float arrays as they are. */
+static int stream_array(const folder_set *s, int k, float *out) {
+    const npy_array *x = &s->x;
+    image img = {x->ndim == 4 ? (int)x->shape[3] : 1, (int)x->shape[1], (int)x->shape[2], NULL};
+    if (!(img.px = malloc(sizeof(float) * img.c * img.h * img.w))) {
+        fprintf(stderr, "%s: out of memory\n", s->prog);
+        return -1;
+    }
+    array_image(x, (size_t)s->order[k], &img);
+    char what[4200];
+    snprintf(what, sizeof what, "%s (image %d)", s->path, s->order[k]);
+    const int rc = fit_image(s, what, &img, out);
+    free(img.px);
+    if (!rc && x->kind != 'f') as_bytes(out, (size_t)s->c * s->h * s->w);
+    return rc;
+}
+
+int folder_image(const folder_set *s, int k, float *out) {
+    if (s->mapped) return stream_array(s, k, out);
+    if (s->streamed) return stream_file(s, k, out);
     const size_t pixels = (size_t)s->c * s->h * s->w;
-    const unsigned char *src = s->bytes + (size_t)k * pixels;
+    const unsigned char *src = s->bytes + (size_t)s->order[k] * pixels;
     for (size_t i = 0; i < pixels; i++)
         out[i] = (float)src[i] / 255.0f;
+    return 0;
 }
 
 void folder_report(const char *prog, const char *dir, const folder_set *s) {
@@ -504,7 +586,11 @@ void folder_report(const char *prog, const char *dir, const folder_set *s) {
 
 void folder_free(folder_set *s) {
     free_names(s->names, s->classes);
+    free_names(s->paths, s->n);
     free(s->bytes);
     free(s->labels);
+    free(s->order);
+    if (s->mapped) npz_close(&s->map);
+    ram_model_free(s->fit);
     memset(s, 0, sizeof *s);
 }

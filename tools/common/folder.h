@@ -12,6 +12,8 @@
 #ifndef RAM_TOOLS_FOLDER_H
 #define RAM_TOOLS_FOLDER_H
 
+#include "npz.h"
+
 #include <ram/ram.h>
 
 #include <stdint.h>
@@ -26,13 +28,33 @@ enum { FOLDER_FAIL = 0, FOLDER_SKIP = 1 }; /* --on-bad */
     "image folders: how an image of another size is fitted to the canvas (stored in the model; "   \
     "ram-eval and ram-classify fit as it says)"
 
+/* The --stream choice. */
+enum { FOLDER_AUTO = 0, FOLDER_STREAM = 1 };
+#define FOLDER_STREAM_HELP                                                                         \
+    "image folders and lists: decode each image when it is needed instead of keeping them all "    \
+    "in memory (done anyway when they would take more than half of it); arrays (.npz) are always " \
+    "read from their memory-mapped file"
+
+/* A split's images, read by folder_image().  Image files are decoded once
+ * and kept in memory as bytes, or, when streamed, decoded on each read;
+ * arrays stay in their memory-mapped file.  Either way folder_image() gives
+ * the same pixels. */
 typedef struct folder_set {
-    int n, c, h, w;       /* images and the canvas */
-    unsigned char *bytes; /* n x c x h x w, round(255 * pixel) */
-    int *labels;
+    int n, c, h, w; /* images and the canvas */
     int classes;
     char **names; /* the class names, sorted */
     int skipped;  /* bad files passed over (FOLDER_SKIP) */
+    int streamed; /* image files decoded on each read */
+    /* The rest is folder.c's. */
+    int mapped; /* an array in `map` (x) */
+    int on_bad;
+    const char *prog, *path;
+    unsigned char *bytes; /* kept files: n x c x h x w, round(255 * pixel) */
+    char **paths;         /* streamed files */
+    int *labels, *order;  /* image k is number order[k] of the split */
+    ram_model *fit;       /* the canvas and the fit rule */
+    npz_file map;
+    npy_array x;
 } folder_set;
 
 /* Whether `dir` is an image folder rather than a directory of IDX files: it
@@ -50,12 +72,22 @@ int folder_probe(const char *prog, const char *dir, const char *split, int *c, i
  * names/count: the classes to map the folders to (a model's, or the training
  * split's), or NULL to take the split's own folders (at least two).  The
  * images are in class and file order, or shuffled by `shuffle` (a seed) when
- * it is not 0.  0, or -1 with "prog: ..." on stderr and nothing to free. */
+ * it is not 0.  stream: FOLDER_STREAM or FOLDER_AUTO (streamed only when
+ * kept images would take more than half of the memory); a streamed file's
+ * header is checked now, its pixels when it is read.  `prog` must outlive
+ * the set.  0, or -1 with "prog: ..." on stderr and nothing to free. */
 int folder_load(const char *prog, const char *dir, const char *split, const ram_model *fit,
-                const char *const *names, int count, int on_bad, uint64_t shuffle, folder_set *s);
+                const char *const *names, int count, int on_bad, uint64_t shuffle, int stream,
+                folder_set *s);
 
-/* Image k as floats (byte / 255) into out[c * h * w]. */
-void folder_image(const folder_set *s, int k, float *out);
+/* Image k as floats in [0, 1] into out[c * h * w]: 0; 1 when it could not
+ * be read and --on-bad is skip, -1 when it could not (both said on stderr,
+ * naming the file: only a streamed file can fail, when its data is damaged).
+ * Safe to call from several threads at once. */
+int folder_image(const folder_set *s, int k, float *out);
+
+/* The label of image k. */
+int folder_label(const folder_set *s, int k);
 
 /* Say what was skipped, if anything ("prog: skipped N bad files of DIR"). */
 void folder_report(const char *prog, const char *dir, const folder_set *s);

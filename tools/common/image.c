@@ -61,6 +61,7 @@ typedef struct decoder {
     unsigned char *rows;
     unsigned char **row_ptrs;
     image out;
+    int probe; /* the header only: out's size, no pixels */
     char msg[200];
 } decoder;
 
@@ -91,7 +92,7 @@ static void png_read_mem(png_structp png, png_bytep out, size_t len) {
 
 /* After png_read_info: the transformations to 8 or 16-bit grey, grey+alpha,
  * RGB or RGBA, and the buffers for the whole image, whose rows are *stride
- * bytes.  0 or -1. */
+ * bytes.  0, 1 when only the header was asked for, or -1. */
 static int png_setup(png_structp png, png_infop info, decoder *d, long max_pixels, size_t *stride,
                      char *err, size_t errlen) {
     png_uint_32 w, h;
@@ -108,6 +109,7 @@ static int png_setup(png_structp png, png_infop info, decoder *d, long max_pixel
      * cannot hold the image, and is refused before its buffer is made. */
     if (*stride * h / 1032 > d->size) return fail(err, errlen, "is truncated");
     d->out = (image){png_get_channels(png, info), (int)h, (int)w, NULL};
+    if (d->probe) return 1;
     d->rows = malloc(*stride * h);
     d->row_ptrs = malloc(sizeof *d->row_ptrs * h);
     d->out.px = malloc(sizeof(float) * d->out.c * h * w);
@@ -130,7 +132,9 @@ static int decode_png(decoder *d, long max_pixels, char *err, size_t errlen) {
         png_set_user_limits(png, 0x7fffffff, 0x7fffffff); /* the pixel limit is ours */
         png_read_info(png, info);
         size_t stride = 0;
-        if (!png_setup(png, info, d, max_pixels, &stride, err, errlen)) {
+        const int set = png_setup(png, info, d, max_pixels, &stride, err, errlen);
+        if (set == 1) rc = 0;
+        if (set == 0) {
             png_read_image(png, d->row_ptrs);
             png_read_end(png, NULL);
             to_chw(d->rows, stride, png_get_bit_depth(png, info) == 16 ? 2 : 1, &d->out);
@@ -162,13 +166,18 @@ static void jpeg_emit(j_common_ptr j, int level) {
 }
 
 /* After jpeg_read_header: refused colour spaces and sizes, the buffers
- * (rows of *stride bytes).  0 or -1. */
+ * (rows of *stride bytes).  0, 1 when only the header was asked for, or -1. */
 static int jpeg_setup(struct jpeg_decompress_struct *j, decoder *d, long max_pixels, size_t *stride,
                       char *err, size_t errlen) {
     if (j->jpeg_color_space == JCS_CMYK || j->jpeg_color_space == JCS_YCCK)
         return fail(err, errlen, "is a CMYK JPEG; convert it to RGB first");
     if (check_size(j->image_width, j->image_height, max_pixels, err, errlen)) return -1;
     j->out_color_space = j->num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    if (d->probe) {
+        jpeg_calc_output_dimensions(j);
+        d->out = (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL};
+        return 1;
+    }
     jpeg_start_decompress(j);
     *stride = (size_t)j->output_width * j->output_components;
     d->out = (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL};
@@ -194,7 +203,9 @@ static int decode_jpeg(decoder *d, long max_pixels, char *err, size_t errlen) {
     jpeg_mem_src(&j, d->data, (unsigned long)d->size);
     jpeg_read_header(&j, TRUE);
     size_t stride = 0;
-    if (!jpeg_setup(&j, d, max_pixels, &stride, err, errlen)) {
+    const int set = jpeg_setup(&j, d, max_pixels, &stride, err, errlen);
+    if (set == 1) rc = 0;
+    if (set == 0) {
         while (j.output_scanline < j.output_height) {
             JSAMPROW row = d->rows + (size_t)j.output_scanline * stride;
             jpeg_read_scanlines(&j, &row, 1);
@@ -218,10 +229,10 @@ static int decode_jpeg(decoder *d, long max_pixels, char *err, size_t errlen) {
 }
 #endif
 
-int image_decode(const unsigned char *data, size_t size, long max_pixels, image *img, char *err,
-                 size_t errlen) {
+static int decode(const unsigned char *data, size_t size, long max_pixels, int probe, image *img,
+                  char *err, size_t errlen) {
     static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    decoder d = {.data = data, .size = size};
+    decoder d = {.data = data, .size = size, .probe = probe};
     int rc;
     if (size >= 8 && !memcmp(data, png_sig, 8))
         rc = decode_png(&d, max_pixels, err, errlen);
@@ -239,15 +250,28 @@ int image_decode(const unsigned char *data, size_t size, long max_pixels, image 
     return 0;
 }
 
-int image_load(const char *path, image *img, char *err, size_t errlen) {
+int image_decode(const unsigned char *data, size_t size, long max_pixels, image *img, char *err,
+                 size_t errlen) {
+    return decode(data, size, max_pixels, 0, img, err, errlen);
+}
+
+static int load(const char *path, int probe, image *img, char *err, size_t errlen) {
     size_t len = 0;
     unsigned char *data = file_read_all(path, &len);
     if (!data) return fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
     char why[256];
-    int rc = image_decode(data, len, IMAGE_MAX_PIXELS, img, why, sizeof why);
+    int rc = decode(data, len, IMAGE_MAX_PIXELS, probe, img, why, sizeof why);
     free(data);
     if (rc) fail(err, errlen, "%s %s", path, why);
     return rc;
+}
+
+int image_load(const char *path, image *img, char *err, size_t errlen) {
+    return load(path, 0, img, err, errlen);
+}
+
+int image_probe(const char *path, image *img, char *err, size_t errlen) {
+    return load(path, 1, img, err, errlen);
 }
 
 void image_free(image *img) {

@@ -27,6 +27,11 @@ int image_decode(const unsigned char *data, size_t size, long max_pixels, image 
  * names the file. */
 int image_load(const char *path, image *img, char *err, size_t errlen);
 
+/* image_load()'s checks of the file's header alone (signature, size, colour
+ * space): img's c, h and w, and img->px NULL.  A file it accepts can still
+ * fail image_load() later, when its compressed data is damaged. */
+int image_probe(const char *path, image *img, char *err, size_t errlen);
+
 void image_free(image *img);
 
 #endif

@@ -37,6 +37,7 @@ size_t testset_table(testset_options *c, tool_opt *t) {
          .help = "seed for sampled and random locations"},
         {"--on-bad", OPT_CHOICE, &c->on_bad, .choices = FOLDER_ON_BAD_CHOICES, .meta = "A",
          .help = FOLDER_ON_BAD_HELP},
+        {"--stream", OPT_FLAG, &c->stream, .help = FOLDER_STREAM_HELP},
     };
     memcpy(t, opts, sizeof opts);
     return TESTSET_OPTIONS;
@@ -82,7 +83,7 @@ static int load_folder(const char *prog, const testset_options *c, testset *s) {
     if (!names) return -1;
     const char *const *have = model_names(s, names);
     int rc = folder_load(prog, c->data, split, s->model, have, have ? s->mp.classes : 0, c->on_bad,
-                         0, &s->folder);
+                         0, c->stream, &s->folder);
     free(names);
     if (rc) return -1;
     folder_report(prog, c->data, &s->folder);
@@ -96,8 +97,12 @@ static int load_folder(const char *prog, const testset_options *c, testset *s) {
     s->c = s->folder.c;
     s->h = s->folder.h;
     s->w = s->folder.w;
-    s->labels = s->folder.labels;
-    s->folder.labels = NULL;
+    if (!(s->labels = malloc(sizeof *s->labels * (size_t)s->n))) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return -1;
+    }
+    for (int k = 0; k < s->n; k++)
+        s->labels[k] = folder_label(&s->folder, k);
     return 0;
 }
 
@@ -134,11 +139,10 @@ void testset_free(testset *s) {
     memset(s, 0, sizeof *s);
 }
 
-void testset_image(const testset *s, int dataset, int k, float *out) {
-    if (s->from_folder)
-        folder_image(&s->folder, k, out);
-    else
-        dataset_image((dataset_kind)dataset, s->images, s->h * s->w, s->n, k, s->seed, out);
+int testset_image(const testset *s, int dataset, int k, float *out) {
+    if (s->from_folder) return folder_image(&s->folder, k, out) ? -1 : 0;
+    dataset_image((dataset_kind)dataset, s->images, s->h * s->w, s->n, k, s->seed, out);
+    return 0;
 }
 
 ram_status testset_classify(const ram_model *m, ram_state *st, int source, ram_policy *pol,

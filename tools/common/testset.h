@@ -21,12 +21,13 @@ typedef struct testset_options {
     int dataset;            /* dataset_kind */
     int source;             /* ram_loc_source */
     int on_bad;             /* image folders: FOLDER_FAIL or FOLDER_SKIP */
+    int stream;             /* image folders: FOLDER_STREAM or FOLDER_AUTO */
     uint64_t seed;
 } testset_options;
 
 /* The shared options' table entries into t (room for TESTSET_OPTIONS), with
  * their defaults set in c; returns how many. */
-#define TESTSET_OPTIONS 7
+#define TESTSET_OPTIONS 8
 size_t testset_table(testset_options *c, tool_opt *t);
 /* After parsing: the split's name checked against the set.  TOOL_OK or
  * TOOL_USAGE. */
@@ -50,8 +51,10 @@ int testset_load(const char *prog, const testset_options *c, testset *s);
 void testset_free(testset *s);
 
 /* Image k of the set (c x h x w floats) into out: as the set places it
- * (dataset_image), or an image folder's. */
-void testset_image(const testset *s, int dataset, int k, float *out);
+ * (dataset_image), or an image folder's.  0, or -1 when a streamed file
+ * could not be read (said on stderr; a test set passes over nothing once
+ * loaded, whatever --on-bad says). */
+int testset_image(const testset *s, int dataset, int k, float *out);
 
 /* ram_model_classify(), or ram_model_classify_ex() for other sources. */
 ram_status testset_classify(const ram_model *m, ram_state *st, int source, ram_policy *pol,

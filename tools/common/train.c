@@ -6,6 +6,7 @@
 #include "datasets.h"
 #include "files.h"
 #include "folder.h"
+#include "loader.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,8 +24,16 @@ typedef struct run {
     float *images, *val_images, *batch_images, *warped, *plain;
     folder_set folder, val_folder; /* an image folder's training and validation images */
     int from_folder, channels;
-    int *labels, *perm, *batch_labels;
+    int *labels, *perm, *batch_labels, *val_owned;
     const int *val_labels;
+    /* Validation: val_loaded images and labels made once (all of them), or
+     * chunks of val_chunk made at each evaluation from val_set's images
+     * val_first.. (a streamed set's, too large to hold as floats). */
+    const folder_set *val_set;
+    int val_loaded, val_chunk, val_first;
+    loader *loader;    /* streamed sets and arrays: the epoch's batches */
+    uint64_t seed_now; /* the epoch's image seed, for the loader's thread */
+    int skipped_now;   /* streamed images that could not be read this epoch */
     int n_all, height, width, n_train, pixels, averaging, stopped;
     long steps; /* per epoch */
     ram_model *model;
@@ -52,6 +61,20 @@ static void *alloc(run *r, size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) fprintf(stderr, "%s: out of memory\n", r->prog);
     return p;
+}
+
+/* Validation images first..first+n of an image folder into images and
+ * labels: how many could be read (a streamed file can fail: passed over
+ * with --on-bad skip), or -1. */
+static int fill_val(run *r, int first, int n, float *images, int *labels) {
+    const folder_set *v = r->val_set;
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        const int got = folder_image(v, first + i, images + (size_t)kept * r->pixels);
+        if (got < 0) return -1;
+        if (got == 0) labels[kept++] = folder_label(v, first + i);
+    }
+    return kept;
 }
 
 /* The canvas of an image folder's model into *mp: --init's (and its fit
@@ -92,11 +115,11 @@ static int load_folder(run *r) {
     ram_status s = ram_model_set_fit(fit, (ram_fit)o->fit);
     int rc = s != RAM_OK ? -1
                          : folder_load(r->prog, o->data, "train", fit, NULL, 0, o->on_bad,
-                                       DATASET_VAL_SEED, &r->folder);
+                                       DATASET_VAL_SEED, o->stream, &r->folder);
     const int own_val = !rc && folder_has_split(o->data, "val");
     if (own_val)
         rc = folder_load(r->prog, o->data, "val", fit, (const char *const *)r->folder.names,
-                         r->folder.classes, o->on_bad, 0, &r->val_folder);
+                         r->folder.classes, o->on_bad, 0, o->stream, &r->val_folder);
     ram_model_free(fit);
     TRY(s);
     if (rc) return -1;
@@ -123,13 +146,21 @@ static int load_folder(run *r) {
     o->mp.width = mp.width;
     o->mp.channels = mp.channels;
     o->mp.classes = r->folder.classes;
-    r->labels = r->folder.labels; /* freed as the IDX labels are */
-    r->folder.labels = NULL;
-    r->val_labels = (own_val ? v->labels : r->labels) + (v->n - o->val);
-    if (!(r->val_images = alloc(r, sizeof(float) * o->val * r->pixels))) return -1;
-    for (int i = 0; i < o->val; i++)
-        folder_image(v, v->n - o->val + i, r->val_images + (size_t)i * r->pixels);
-    return 0;
+    if (!(r->labels = alloc(r, sizeof(int) * r->n_all))) return -1;
+    for (int k = 0; k < r->n_all; k++)
+        r->labels[k] = folder_label(&r->folder, k);
+    r->val_set = v;
+    r->val_first = v->n - o->val;
+    /* Validation images as floats take at most 256 MiB at a time. */
+    const long most = (256L << 20) / ((long)sizeof(float) * r->pixels);
+    r->val_chunk = o->val < most ? o->val : most > 0 ? (int)most : 1;
+    if (!(r->val_images = alloc(r, sizeof(float) * r->val_chunk * r->pixels)) ||
+        !(r->val_owned = alloc(r, sizeof(int) * r->val_chunk)))
+        return -1;
+    r->val_labels = r->val_owned;
+    if (r->val_chunk < o->val) return 0; /* made at each evaluation */
+    r->val_loaded = fill_val(r, r->val_first, o->val, r->val_images, r->val_owned);
+    return r->val_loaded < 0 ? -1 : 0;
 }
 
 /* The training set, and the validation set made from its last --val images. */
@@ -151,6 +182,7 @@ static int load_data(run *r) {
      * placed once with a fixed seed; training images are placed per batch. */
     r->pixels = r->height * r->width;
     r->val_labels = r->labels + (r->n_all - o->val);
+    r->val_loaded = r->val_chunk = o->val;
     if (!(r->val_images = alloc(r, sizeof(float) * o->val * r->pixels))) return -1;
     for (int i = 0; i < o->val; i++)
         dataset_image(o->dataset, r->images, r->pixels, r->n_all, r->n_all - o->val + i,
@@ -251,7 +283,7 @@ static int start(run *r) {
 static void print_header(const run *r) {
     const train_options *o = r->o;
     char augment[160] = ""; /* at most about 90 */
-    if (o->shift || o->rotate > 0 || o->zoom > 0) {
+    if (o->shift || o->rotate > 0 || o->zoom > 0 || o->flip) {
         int used = snprintf(augment, sizeof augment, " (training images");
         if (o->shift)
             used +=
@@ -262,6 +294,7 @@ static void print_header(const run *r) {
         if (o->zoom > 0)
             used += snprintf(augment + used, sizeof augment - used, " scaled by 1 +- %g,",
                              (double)o->zoom);
+        if (o->flip) used += snprintf(augment + used, sizeof augment - used, " mirrored,");
         snprintf(augment + used - 1, sizeof augment - used + 1, ")");
     }
     if (r->distributed)
@@ -311,6 +344,11 @@ static int alloc_batches(run *r) {
     const train_options *o = r->o;
     const int warp = o->rotate > 0 || o->zoom > 0;
     r->perm = alloc(r, sizeof(int) * r->n_train);
+    if (r->from_folder && (r->folder.streamed || r->folder.mapped)) /* the loader's slots */
+        return r->perm && (!warp || (r->warped = alloc(r, sizeof(float) * r->pixels))) &&
+                       (r->plain = alloc(r, sizeof(float) * r->pixels))
+                   ? 0
+                   : -1;
     r->batch_images = alloc(r, sizeof(float) * o->batch * r->pixels);
     r->batch_labels = alloc(r, sizeof(int) * o->batch);
     if (warp) r->warped = alloc(r, sizeof(float) * r->pixels); /* >= 28 x 28 unless mnist */
@@ -321,17 +359,24 @@ static int alloc_batches(run *r) {
                : -1;
 }
 
-/* An image folder's images slice[0..n): as fill_batch does for plain
- * images, each channel moved and warped alike. */
-static void fill_folder_batch(run *r, const int *slice, int n, uint64_t seed) {
+/* An image folder's images slice[0..n) into images and labels, as
+ * fill_batch does for plain images, each channel moved and warped alike:
+ * how many could be read (a streamed file can fail: passed over with
+ * --on-bad skip, and counted), or -1. */
+static int fill_folder_batch(run *r, const int *slice, int n, uint64_t seed, float *images,
+                             int *labels) {
     const train_options *o = r->o;
     const int warp = o->rotate > 0 || o->zoom > 0, h = r->height, w = r->width;
     const size_t plane = (size_t)h * w;
+    int kept = 0;
     for (int i = 0; i < n; i++) {
         const int k = slice[i];
-        float *dst = r->batch_images + (size_t)i * r->pixels;
-        r->batch_labels[i] = r->labels[k];
-        folder_image(&r->folder, k, warp || o->shift ? r->plain : dst);
+        float *dst = images + (size_t)kept * r->pixels;
+        const int got = folder_image(&r->folder, k, warp || o->shift ? r->plain : dst);
+        if (got < 0) return -1;
+        r->skipped_now += got;
+        if (got) continue;
+        labels[kept++] = r->labels[k];
         for (int c = 0; c < r->channels && (warp || o->shift); c++) {
             const float *src = r->plain + c * plane;
             if (warp)
@@ -341,21 +386,21 @@ static void fill_folder_batch(run *r, const int *slice, int n, uint64_t seed) {
                 dataset_shift_copy(warp ? r->warped : src, h, w, o->shift, seed, k,
                                    dst + c * plane);
         }
+        if (o->flip) dataset_flip(dst, r->channels, h, w, seed, k);
     }
+    return kept;
 }
 
-/* Training images slice[0..n) of this epoch (its seed) into the batch. */
-static void fill_batch(run *r, const int *slice, int n, uint64_t seed) {
+/* Training images slice[0..n) of this epoch (its seed) into images and
+ * labels: how many (fewer when a streamed file was skipped), or -1. */
+static int fill_batch(run *r, const int *slice, int n, uint64_t seed, float *images, int *labels) {
     const train_options *o = r->o;
-    if (r->from_folder) {
-        fill_folder_batch(r, slice, n, seed);
-        return;
-    }
+    if (r->from_folder) return fill_folder_batch(r, slice, n, seed, images, labels);
     const int mnist = o->dataset == DATASET_MNIST, warp = o->rotate > 0 || o->zoom > 0;
     const int h = r->height, w = r->width, n_digits = r->n_all - o->val;
     for (int i = 0; i < n; i++) {
         int k = slice[i];
-        float *dst = r->batch_images + (size_t)i * r->pixels;
+        float *dst = images + (size_t)i * r->pixels;
         if (warp) { /* the digit itself, before it is shifted or placed; a plain
                      * image that is not shifted is warped straight into the batch */
             const int dh = mnist ? h : 28, dw = mnist ? w : 28;
@@ -369,26 +414,62 @@ static void fill_batch(run *r, const int *slice, int n, uint64_t seed) {
             dataset_make_with(o->dataset, r->images, n_digits, k, r->warped, seed, dst);
         else if (!warp) /* clutter comes from training digits only (not validation) */
             dataset_image(o->dataset, r->images, r->pixels, n_digits, k, seed, dst);
-        r->batch_labels[i] = r->labels[k];
+        if (o->flip) dataset_flip(dst, 1, h, w, seed, k);
+        labels[i] = r->labels[k];
     }
+    return n;
+}
+
+/* The images of step b of the epoch: *n of them from the returned slice
+ * of the permutation (distributed: this rank's part of global batch b). */
+static const int *batch_slice(const run *r, long b, int *n) {
+    const int ranks = r->distributed ? r->h.ranks : 1, batch = r->o->batch;
+    *n = r->distributed || b + 1 < r->steps ? batch : (int)(r->n_train - b * batch);
+    return r->perm + (b * ranks + r->h.rank) * batch;
+}
+
+/* The loader thread's work: step b's batch. */
+static int fill_step(void *user, long b, float *images, int *labels) {
+    run *r = user;
+    int n;
+    const int *slice = batch_slice(r, b, &n);
+    return fill_batch(r, slice, n, r->seed_now, images, labels);
+}
+
+/* Step b's batch: the loader's, or made here. */
+static int next_batch(run *r, long b, const float **images, const int **labels, int *n) {
+    if (r->loader) {
+        if (loader_next(r->loader, images, labels, n)) return -1;
+        return 0;
+    }
+    int want;
+    const int *slice = batch_slice(r, b, &want);
+    *n = fill_batch(r, slice, want, r->seed_now, r->batch_images, r->batch_labels);
+    *images = r->batch_images;
+    *labels = r->batch_labels;
+    return *n < 0 ? -1 : 0;
 }
 
 /* One epoch's steps; `last` gets the last step's report. */
 static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) {
     const train_options *o = r->o;
-    const uint64_t seed = o->seed * 1000003u + r->st.epoch; /* this epoch's images */
+    r->seed_now = o->seed * 1000003u + r->st.epoch; /* this epoch's images */
+    r->skipped_now = 0;
     const int ranks = r->distributed ? r->h.ranks : 1;
     progress pr;
     progress_start(&pr, o->quiet, t0);
     TRY(ram_trainer_shuffle(r->trainer, r->perm, r->n_train));
+    if (r->from_folder && (r->folder.streamed || r->folder.mapped) &&
+        loader_start(r->prog, o->prefetch, o->batch, (size_t)r->pixels, r->steps, fill_step, r,
+                     &r->loader))
+        return -1;
     for (long b = 0; b < r->steps; b++) {
-        /* Distributed: this rank's slice of global batch b. */
-        const int n = r->distributed     ? o->batch
-                      : b + 1 < r->steps ? o->batch
-                                         : (int)(r->n_train - b * o->batch);
-        const int *slice = r->perm + (b * ranks + r->h.rank) * o->batch;
-        fill_batch(r, slice, n, seed);
-        TRY(ram_trainer_train_batch(r->trainer, r->batch_images, r->batch_labels, n, last));
+        const float *images;
+        const int *labels;
+        int n;
+        if (next_batch(r, b, &images, &labels, &n)) return -1;
+        if (n == 0) continue; /* every image of the batch was skipped */
+        TRY(ram_trainer_train_batch(r->trainer, images, labels, n, last));
         e->wrong += lround((1 - last->accuracy) * n);
         e->seen += n;
         e->nll += last->nll * n;
@@ -413,6 +494,34 @@ static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) 
             break;
         }
     }
+    loader_free(r->loader);
+    r->loader = NULL;
+    if (r->skipped_now)
+        fprintf(stderr, "%s%s: skipped %d unreadable image%s this epoch (--on-bad skip)\n",
+                isatty(2) && !o->quiet ? "\n" : "", r->prog, r->skipped_now,
+                r->skipped_now == 1 ? "" : "s");
+    return 0;
+}
+
+/* The validation error of the trainer's current weights, in chunks when
+ * the images are made at each evaluation. */
+static int evaluate(run *r, double *err) {
+    const int val = r->o->val;
+    if (r->val_chunk == val && r->val_loaded > 0) {
+        TRY(ram_trainer_evaluate(r->trainer, r->val_images, r->val_labels, r->val_loaded, err));
+        return 0;
+    }
+    double wrong = 0, seen = 0;
+    for (int first = 0; first < val; first += r->val_chunk) {
+        const int want = val - first < r->val_chunk ? val - first : r->val_chunk;
+        const int n = fill_val(r, r->val_first + first, want, r->val_images, r->val_owned);
+        if (n < 0) return -1;
+        double e = 0;
+        if (n > 0) TRY(ram_trainer_evaluate(r->trainer, r->val_images, r->val_owned, n, &e));
+        wrong += e * n;
+        seen += n;
+    }
+    *err = seen > 0 ? wrong / seen : 1.0;
     return 0;
 }
 
@@ -420,7 +529,7 @@ static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) 
  * the average's with --average), which is saved to --out when it is best. */
 static int validate(run *r, double *last, double *val, int *best) {
     const train_options *o = r->o;
-    TRY(ram_trainer_evaluate(r->trainer, r->val_images, r->val_labels, o->val, last));
+    if (evaluate(r, last)) return -1;
     *val = *last;
     if (!r->averaging) {
         *best = *val < r->st.best_val;
@@ -428,11 +537,11 @@ static int validate(run *r, double *last, double *val, int *best) {
         return 0;
     }
     TRY(ram_trainer_swap_average(r->trainer)); /* the average in */
-    ram_status s1 = ram_trainer_evaluate(r->trainer, r->val_images, r->val_labels, o->val, val);
-    *best = !s1 && *val < r->st.best_val;
+    const int e1 = evaluate(r, val);
+    *best = !e1 && *val < r->st.best_val;
     ram_status s2 = *best ? ram_model_save(r->model, o->out) : RAM_OK;
     TRY(ram_trainer_swap_average(r->trainer)); /* the trained weights back */
-    TRY(s1);
+    if (e1) return -1;
     TRY(s2);
     return 0;
 }
@@ -500,7 +609,7 @@ static int steps(run *r) {
                           1.0,
                           0.0,
                           {o->dataset, o->shift, o->val, r->n_train, o->seed, o->rotate, o->zoom,
-                           o->batch, o->threads}};
+                           o->batch, o->threads, o->flip, 0}};
     if (start(r)) return -1;
     if (r->h.rank == 0) print_header(r);
     if (o->log && open_log(r)) return -1;
@@ -521,6 +630,7 @@ int train_run(const tool_info *tool, train_options *o, const train_hooks *hooks)
         r.distributed = 1;
     }
     int rc = steps(&r) ? TOOL_FAILED : TOOL_OK;
+    loader_free(r.loader); /* before the buffers its thread writes */
     if (r.log) fclose(r.log);
     ram_trainer_free(r.trainer);
     ram_policy_free(r.policy);
@@ -534,13 +644,15 @@ int train_run(const tool_info *tool, train_options *o, const train_hooks *hooks)
     folder_free(&r.folder);
     folder_free(&r.val_folder);
     free(r.val_images);
+    free(r.val_owned);
     free(r.batch_labels);
     return rc;
 }
 
 int train_check_resumed(const char *prog, const char *path, size_t len, const train_state *got,
                         const train_data *want) {
-    if (len != sizeof(train_state) && len != TRAIN_STATE_NO_WARP && len != TRAIN_STATE_OLD) {
+    if (len != sizeof(train_state) && len != TRAIN_STATE_NO_FLIP && len != TRAIN_STATE_NO_WARP &&
+        len != TRAIN_STATE_OLD) {
         fprintf(stderr, "%s: %s was not written by ram-train\n", prog, path);
         return -1;
     }
@@ -548,6 +660,8 @@ int train_check_resumed(const char *prog, const char *path, size_t len, const tr
     train_data had = got->data;
     if (len == TRAIN_STATE_NO_WARP) /* written before --rotate and --zoom existed */
         had.rotate = had.zoom = 0;
+    if (len <= TRAIN_STATE_NO_FLIP) /* written before --flip existed */
+        had.flip = had.reserved = 0;
     if (len == TRAIN_STATE_NO_WARP || had.batch == 0) { /* before batch and threads were kept */
         had.batch = want->batch;
         had.threads = want->threads;
@@ -563,9 +677,10 @@ int train_check_resumed(const char *prog, const char *path, size_t len, const tr
     }
     if (!memcmp(&had, want, sizeof *want)) return 0;
     fprintf(stderr,
-            "%s: %s is a run on other images (--dataset %s --shift %d --rotate %g --zoom %g "
+            "%s: %s is a run on other images (--dataset %s --shift %d --rotate %g --zoom %g%s "
             "--val %d, %d training images, --seed %llu); resume it with those options\n",
             prog, path, dataset_name((dataset_kind)had.dataset), (int)had.shift, (double)had.rotate,
-            (double)had.zoom, (int)had.val, (int)had.train, (unsigned long long)had.seed);
+            (double)had.zoom, had.flip ? " --flip" : "", (int)had.val, (int)had.train,
+            (unsigned long long)had.seed);
     return -1;
 }

@@ -23,6 +23,7 @@ typedef struct train_options {
     /* Image folders (folder.h): the canvas (0 = the first image's), the fit
      * rule (ram_fit), --on-bad; whether --val, --dataset and --fit were given. */
     int height, width, channels, fit, on_bad, val_given, dataset_given, fit_given;
+    int stream, prefetch, flip; /* --stream (FOLDER_STREAM), --prefetch, --flip */
     double time_budget;
     uint64_t seed;
     ram_model_params mp;
@@ -38,6 +39,7 @@ typedef struct train_data {
     uint64_t seed;
     float rotate, zoom;     /* not in checkpoints of TRAIN_STATE_NO_WARP bytes: those had none */
     int32_t batch, threads; /* 0 in older checkpoints, which are not checked for them */
+    int32_t flip, reserved; /* not in checkpoints of TRAIN_STATE_NO_FLIP bytes: none had it */
 } train_data;
 
 /* Caller state stored in checkpoints next to the trainer's own. */
@@ -49,6 +51,7 @@ typedef struct train_state {
 } train_state;
 #define TRAIN_STATE_OLD     offsetof(train_state, data)
 #define TRAIN_STATE_NO_WARP (offsetof(train_state, data) + offsetof(train_data, rotate))
+#define TRAIN_STATE_NO_FLIP (offsetof(train_state, data) + offsetof(train_data, flip))
 
 /* How the processes of a data-parallel run work together.  NULL hooks: one
  * process, which trains on every image. */

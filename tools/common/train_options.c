@@ -67,6 +67,10 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .help = FOLDER_FIT_HELP},
         {"--on-bad", OPT_CHOICE, &o->on_bad, .choices = FOLDER_ON_BAD_CHOICES, .meta = "A",
          .help = FOLDER_ON_BAD_HELP},
+        {"--stream", OPT_FLAG, &o->stream, .help = FOLDER_STREAM_HELP},
+        {"--prefetch", OPT_INT, &o->prefetch, 1, 64, .meta = "N",
+         .help = "streamed images and arrays: batches the loader thread makes ahead of the "
+                 "trainer"},
         {"--epochs", OPT_INT, &o->epochs, 1, COUNT, .meta = "N", .help = "epochs"},
         {"--batch", OPT_INT, &o->batch, 1, 65536, .meta = "N", .help = "batch size"},
         {"--seed", OPT_LONG, &o->seed, 0, 18446744073709551615.0, .meta = "N",
@@ -85,6 +89,9 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
                  "every epoch, before it is placed)"},
         {"--zoom", OPT_FLOAT, &o->zoom, 0, 0.5, .meta = "F",
          .help = "scale each training digit by 1 - F to 1 + F (as --rotate)"},
+        {"--flip", OPT_FLAG, &o->flip,
+         .help = "mirror each training image left to right with probability 1/2, afresh every "
+                 "epoch (for classes a mirror keeps: not digits)"},
         {"--time-budget", OPT_DOUBLE, &o->time_budget, 0, DBL_MAX, .meta = "SEC", .def = "none",
          .help = "stop after this many seconds of training"},
         {"--out", OPT_STRING, &o->out, .meta = "FILE",
@@ -195,12 +202,13 @@ int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) 
     o->val = 10000;
     o->seed = 1;
     o->decay_epochs = -1;
+    o->prefetch = 2;
     ram_model_params_init(&o->mp);
     ram_policy_params_init(&o->pp);
     ram_trainer_params_init(&o->tp);
     float lr_final = -1;
     int reinforce_core = 0;
-    tool_opt t[64];
+    tool_opt t[80];
     const size_t n = train_table(o, &lr_final, &reinforce_core, t);
     int r = opts_parse(tool, t, n, argc, argv);
     if (!r) r = check(tool, t, n, o);
