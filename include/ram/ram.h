@@ -469,10 +469,14 @@ typedef struct ram_trainer_params {
                                   In [0, 1); 0 = off (0). */
 } ram_trainer_params;
 
-/** One train_batch() report.  Losses are batch means. */
+/** One train_batch() report.  Losses are batch means.  The figures that
+ *  show progress are nll, accuracy and reward; `loss` is the objective the
+ *  step descends, whose REINFORCE surrogate moves it up, down or below zero
+ *  with no change in the classifier, so it is not one of them. */
 typedef struct ram_train_stats {
-    float loss;         /**< total = nll + baseline_mse + reinforce */
-    float nll;          /**< classification cross-entropy */
+    float loss;         /**< objective descended = nll + baseline_mse + reinforce
+                             (not a measure of progress: see above) */
+    float nll;          /**< classification cross-entropy: falls as it learns */
     float baseline_mse; /**< mean over steps of (b_t - R_t)^2 */
     float reinforce;    /**< surrogate -alpha * mean sum_t (R_t - b_t) log pi(l_t) */
     float accuracy;     /**< fraction correct with *sampled* locations */

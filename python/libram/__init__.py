@@ -11,7 +11,7 @@ outputs are flat array.array buffers.
         labels, probs, locs = model.classify(images)  # images: (n, 1, 28, 28) floats in [0, 1]
 
     with libram.Model.create() as model, libram.Trainer(model, lr=1e-3) as trainer:
-        stats = trainer.train_batch(images, labels)  # one step; stats.loss, stats.accuracy, ...
+        stats = trainer.train_batch(images, labels)  # one step; stats.nll, stats.accuracy, ...
 
 Every failing libram call raises libram.Error (a subclass per status, e.g.
 libram.FormatError) carrying the library's status and message.  Which
@@ -820,8 +820,8 @@ class Policy(_Closeable):
 
 class TrainStats(typing.NamedTuple):
     """One Trainer.train_batch() report (ram_train_stats); losses are batch means."""
-    loss: float          #: nll + baseline_mse + reinforce
-    nll: float           #: classification cross-entropy
+    loss: float          #: objective descended, nll + baseline_mse + reinforce: not progress
+    nll: float           #: classification cross-entropy: falls as it learns
     baseline_mse: float  #: mean over steps of (b_t - R_t)^2
     reinforce: float     #: the REINFORCE surrogate loss
     accuracy: float      #: fraction correct with *sampled* locations
