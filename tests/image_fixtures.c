@@ -306,7 +306,7 @@ static void good(const char *dir) {
 
 /* Decoding buf must fail with a message containing `why`; saved as name. */
 static void refuse(const char *dir, const char *name, size_t len, const char *why) {
-    image img = {0, 0, 0, NULL};
+    image img = {0, 0, 0, NULL, 0};
     char err[256] = "", what[512];
     save(dir, name, len);
     if (!image_decode(buf, len, IMAGE_MAX_PIXELS, &img, err, sizeof err)) {

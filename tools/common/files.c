@@ -2,6 +2,7 @@
 #include "files.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,16 +37,36 @@ int file_check_writable(const char *prog, const char *option, const char *path) 
 }
 
 unsigned char *file_read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
+    /* open, fstat, read, close: no stdio buffer (a streamed image folder
+     * reads every file once per epoch). */
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) return NULL;
+    struct stat st;
     unsigned char *d = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (d = malloc((size_t)n)) && fread(d, 1, (size_t)n, f) != (size_t)n) {
+    size_t got = 0, want = 0;
+    if (fstat(fd, &st) != 0) {
+        /* errno says why */
+    } else if (!S_ISREG(st.st_mode)) {
+        errno = EISDIR;
+    } else if (st.st_size == 0) {
+        errno = ENODATA; /* "No data available": an empty file */
+    } else if ((d = malloc(want = (size_t)st.st_size))) {
+        while (got < want) {
+            const ssize_t k = read(fd, d + got, want - got);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) break;
+            got += (size_t)k;
+        }
+    }
+    const int saved = errno;
+    close(fd);
+    errno = saved;
+    if (d && got != want) { /* shrank while read */
         free(d);
         d = NULL;
+        errno = EIO;
     }
-    if (f) fclose(f);
-    if (d) *len = (size_t)n;
+    if (d) *len = got;
     return d;
 }
 

@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* strdup */
+#define _DEFAULT_SOURCE /* strdup, madvise */
 /* An image folder as a data set (see folder.h). */
 #include "folder.h"
 
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -544,9 +545,16 @@ static int stream_file(const folder_set *s, int k, float *out) {
                 s->on_bad == FOLDER_SKIP ? " (skipped)" : " (--on-bad skip passes over it)");
         return s->on_bad == FOLDER_SKIP ? 1 : -1;
     }
-    const int rc = fit_image(s, path, &img, out);
+    const size_t pixels = (size_t)s->c * s->h * s->w;
+    int rc = 0;
+    if (img.bits == 8 && img.c == s->c && img.h == s->h && img.w == s->w &&
+        ram_model_fit(s->fit) == RAM_FIT_PAD) {
+        memcpy(out, img.px, sizeof *out * pixels); /* what fitting and rounding would give */
+    } else {
+        rc = fit_image(s, path, &img, out);
+        if (!rc) as_bytes(out, pixels);
+    }
     image_free(&img);
-    if (!rc) as_bytes(out, (size_t)s->c * s->h * s->w);
     return rc;
 }
 
@@ -554,7 +562,18 @@ static int stream_file(const folder_set *s, int k, float *out) {
  * set would hold them, float arrays as they are. */
 static int stream_array(const folder_set *s, int k, float *out) {
     const npy_array *x = &s->x;
-    image img = {x->ndim == 4 ? (int)x->shape[3] : 1, (int)x->shape[1], (int)x->shape[2], NULL};
+    image img = {x->ndim == 4 ? (int)x->shape[3] : 1, (int)x->shape[1], (int)x->shape[2], NULL, 0};
+    if (x->kind == 'u' && x->item == 1 && img.c == s->c && img.h == s->h && img.w == s->w &&
+        ram_model_fit(s->fit) == RAM_FIT_PAD) {
+        /* The canvas's own size: what fitting and rounding would give, in
+         * one pass over the mapped bytes (interleaved channels to planes). */
+        const size_t plane = (size_t)img.h * img.w;
+        const unsigned char *src = x->data + (size_t)s->order[k] * plane * img.c;
+        for (int ch = 0; ch < img.c; ch++)
+            for (size_t p = 0; p < plane; p++)
+                out[ch * plane + p] = (float)src[p * img.c + ch] / 255.0f;
+        return 0;
+    }
     if (!(img.px = malloc(sizeof(float) * img.c * img.h * img.w))) {
         fprintf(stderr, "%s: out of memory\n", s->prog);
         return -1;
@@ -576,6 +595,19 @@ int folder_image(const folder_set *s, int k, float *out) {
     for (size_t i = 0; i < pixels; i++)
         out[i] = (float)src[i] / 255.0f;
     return 0;
+}
+
+void folder_prefetch(const folder_set *s, const int *ks, int n) {
+    if (!s->mapped) return;
+    const npy_array *x = &s->x;
+    const size_t bytes = x->count / (size_t)x->shape[0] * (size_t)x->item;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < n; i++) {
+        const uintptr_t from = (uintptr_t)(x->data + (size_t)s->order[ks[i]] * bytes);
+        const uintptr_t start = from & ~(page - 1);
+        /* Advice only: an array in memory already is not read again. */
+        madvise((void *)start, from + bytes - start, MADV_WILLNEED);
+    }
 }
 
 void folder_report(const char *prog, const char *dir, const folder_set *s) {

@@ -86,6 +86,11 @@ int folder_load(const char *prog, const char *dir, const char *split, const ram_
  * Safe to call from several threads at once. */
 int folder_image(const folder_set *s, int k, float *out);
 
+/* Images ks[0..n) will be read soon: an array's pages are asked of the
+ * kernel now (madvise), so that reading them later does not wait for the
+ * disk when the array is larger than memory.  No-op for other sets. */
+void folder_prefetch(const folder_set *s, const int *ks, int n);
+
 /* The label of image k. */
 int folder_label(const folder_set *s, int k);
 

@@ -108,7 +108,7 @@ static int png_setup(png_structp png, png_infop info, decoder *d, long max_pixel
     /* Deflate packs at most about 1032 bytes into one: a shorter file
      * cannot hold the image, and is refused before its buffer is made. */
     if (*stride * h / 1032 > d->size) return fail(err, errlen, "is truncated");
-    d->out = (image){png_get_channels(png, info), (int)h, (int)w, NULL};
+    d->out = (image){png_get_channels(png, info), (int)h, (int)w, NULL, 0};
     if (d->probe) return 1;
     d->rows = malloc(*stride * h);
     d->row_ptrs = malloc(sizeof *d->row_ptrs * h);
@@ -137,7 +137,8 @@ static int decode_png(decoder *d, long max_pixels, char *err, size_t errlen) {
         if (set == 0) {
             png_read_image(png, d->row_ptrs);
             png_read_end(png, NULL);
-            to_chw(d->rows, stride, png_get_bit_depth(png, info) == 16 ? 2 : 1, &d->out);
+            d->out.bits = png_get_bit_depth(png, info) == 16 ? 16 : 8;
+            to_chw(d->rows, stride, d->out.bits / 8, &d->out);
             rc = 0;
         }
     }
@@ -175,12 +176,12 @@ static int jpeg_setup(struct jpeg_decompress_struct *j, decoder *d, long max_pix
     j->out_color_space = j->num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     if (d->probe) {
         jpeg_calc_output_dimensions(j);
-        d->out = (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL};
+        d->out = (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL, 0};
         return 1;
     }
     jpeg_start_decompress(j);
     *stride = (size_t)j->output_width * j->output_components;
-    d->out = (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL};
+    d->out = (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL, 0};
     d->rows = malloc(*stride * j->output_height);
     d->out.px = malloc(sizeof(float) * *stride * j->output_height);
     if (!d->rows || !d->out.px) return fail(err, errlen, "is too large to read");
@@ -211,6 +212,7 @@ static int decode_jpeg(decoder *d, long max_pixels, char *err, size_t errlen) {
             jpeg_read_scanlines(&j, &row, 1);
         }
         jpeg_finish_decompress(&j);
+        d->out.bits = 8;
         to_chw(d->rows, stride, 1, &d->out);
         rc = 0;
     }

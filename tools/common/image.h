@@ -11,6 +11,7 @@
 typedef struct image {
     int c, h, w; /* channels: 1 grey, 2 grey + alpha, 3 RGB, 4 RGBA */
     float *px;   /* c x h x w: 8-bit samples / 255, 16-bit / 65535 */
+    int bits;    /* 8 or 16: the file's samples (0 when not decoded from a file) */
 } image;
 
 /* Whether `name` ends in .png, .jpg or .jpeg (any case). */

@@ -1,6 +1,6 @@
 /* loader: a thread that makes the next batches of an epoch while the caller
  * trains on the current one, through a bounded queue (ram-train on image
- * files that are streamed and on memory-mapped arrays).
+ * files that are streamed).
  *
  * The batches come out in their order, whatever the timing, so a run is the
  * same with and without the loader. */

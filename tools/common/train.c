@@ -344,7 +344,7 @@ static int alloc_batches(run *r) {
     const train_options *o = r->o;
     const int warp = o->rotate > 0 || o->zoom > 0;
     r->perm = alloc(r, sizeof(int) * r->n_train);
-    if (r->from_folder && (r->folder.streamed || r->folder.mapped)) /* the loader's slots */
+    if (r->from_folder && r->folder.streamed) /* the loader's slots */
         return r->perm && (!warp || (r->warped = alloc(r, sizeof(float) * r->pixels))) &&
                        (r->plain = alloc(r, sizeof(float) * r->pixels))
                    ? 0
@@ -442,8 +442,15 @@ static int next_batch(run *r, long b, const float **images, const int **labels, 
         if (loader_next(r->loader, images, labels, n)) return -1;
         return 0;
     }
-    int want;
+    int want, next;
     const int *slice = batch_slice(r, b, &want);
+    /* A mapped array is read here, where the training threads wait for it
+     * (converting bytes costs less than a thread of its own on the same
+     * cores); the pages of the next batch are asked for meanwhile. */
+    if (r->from_folder && b + 1 < r->steps) {
+        const int *ahead = batch_slice(r, b + 1, &next);
+        folder_prefetch(&r->folder, ahead, next);
+    }
     *n = fill_batch(r, slice, want, r->seed_now, r->batch_images, r->batch_labels);
     *images = r->batch_images;
     *labels = r->batch_labels;
@@ -459,7 +466,7 @@ static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) 
     progress pr;
     progress_start(&pr, o->quiet, t0);
     TRY(ram_trainer_shuffle(r->trainer, r->perm, r->n_train));
-    if (r->from_folder && (r->folder.streamed || r->folder.mapped) &&
+    if (r->from_folder && r->folder.streamed &&
         loader_start(r->prog, o->prefetch, o->batch, (size_t)r->pixels, r->steps, fill_step, r,
                      &r->loader))
         return -1;
@@ -565,7 +572,7 @@ static int end_epoch(run *r, const epoch_sums *e, const ram_train_stats *s, doub
             100 * val_err, best ? " *" : "  ", last_txt, e->nll / e->seen, e->reward / e->seen,
             s->lr, dt, el, r->stopped ? "  [time budget reached]" : "");
     if (r->log) {
-        fprintf(r->log, "%d,%.1f,%.5f,%.5f,%.3g,%.5f,%.5f,%.5f", r->st.epoch + 1, r->st.elapsed,
+        fprintf(r->log, "%d,%.3f,%.5f,%.5f,%.3g,%.5f,%.5f,%.5f", r->st.epoch + 1, r->st.elapsed,
                 e->wrong / e->seen, val_err, s->lr, e->nll / e->seen, e->reward / e->seen,
                 e->base / e->seen);
         if (r->averaging) fprintf(r->log, ",%.5f", val_last);
