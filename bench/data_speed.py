@@ -4,12 +4,12 @@ images kept in memory: a PNG folder kept in memory (decoded once, the
 default when it fits), the same folder streamed (--stream: a loader thread
 decodes each file when its batch comes), and a memory-mapped .npz; for
 MNIST-sized images and for 512x512 ones.  Prints samples/s of training
-(the median over rounds of an epoch after the first), the ratio to the
+(the median over rounds of the epochs after the first, validation included), the ratio to the
 in-memory figure, and each run's peak memory (resident set size).
 
 Usage:
-    python3 bench/data_speed.py --build build --mnist data/mnist [--rounds 3]
-        [--threads 2] [--large 512] [--large-count 2000] [--json out.json]
+    python3 bench/data_speed.py --build build --mnist data/mnist [--rounds 5]
+        [--epochs 3] [--threads 2] [--large 512] [--large-count 2000] [--json out.json]
 
 The 512x512 set is made here from MNIST digits scaled by 4 and placed at
 random on a noisy background, as PNG files and as an .npz of the same
@@ -19,6 +19,7 @@ default).
 import argparse
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -91,26 +92,31 @@ def make_sets(root, splits):
     if not os.path.exists(npz):
         arrays = {}
         for split, (x, y) in splits.items():
-            arrays["x_" + split] = x
-            arrays["y_" + split] = y.astype(np.int64)
+            # The folder's order (class folders, then file names): the same
+            # images in the same order train the same model, at the same speed.
+            order = np.argsort(y, kind="stable")
+            arrays["x_" + split] = x[order]
+            arrays["y_" + split] = y[order].astype(np.int64)
         np.savez(npz + ".tmp.npz", **arrays)
         os.rename(npz + ".tmp.npz", npz)
     return folder, npz
 
 
-def run(train, data, extra, threads, batch, out):
-    """One ram-train run of two epochs: (seconds of epoch 2, peak RSS MB)."""
+def run(train, data, extra, threads, batch, epochs, out):
+    """One ram-train run of `epochs` epochs: (seconds of the epochs after the
+    first, peak resident memory in MB).  The model is left in `out`."""
     log = out + ".csv"
-    cmd = [train, "--data", data, "--epochs", "2", "--batch", str(batch), "--threads",
+    cmd = [train, "--data", data, "--epochs", str(epochs), "--batch", str(batch), "--threads",
            str(threads), "--quiet", "--out", out, "--log", log] + extra
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = p.stderr.read()
-    _, status, usage = os.wait4(p.pid, 0)
-    if status != 0:
-        sys.exit("data_speed: %s failed:\n%s" % (" ".join(cmd), err.decode()))
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit("data_speed: %s failed:\n%s" % (" ".join(cmd), p.stderr))
     with open(log) as f:
         rows = [line.split(",") for line in f.read().split("\n")[1:] if line]
-    return float(rows[1][1]) - float(rows[0][1]), usage.ru_maxrss / 1024.0
+    # ram-train's own figure (the peak of its resident set): a child's
+    # ru_maxrss would count this script's memory at the fork too.
+    peak = re.search(r"peak memory (\d+) MB", p.stderr)
+    return float(rows[-1][1]) - float(rows[0][1]), float(peak.group(1)) if peak else float("nan")
 
 
 def train_count(data):
@@ -124,21 +130,28 @@ def bench(name, cases, args, work, results):
     train = os.path.join(args.build, "ram-train")
     timings = {label: [] for label, _, _ in cases}
     peaks = {}
+    same = True
     for _ in range(args.rounds):  # interleaved, so that drift hits every case alike
+        models = []
         for label, data, extra in cases:
-            sec, peak = run(train, data, extra, args.threads, args.batch,
-                            os.path.join(work, "m.ram"))
+            out = os.path.join(work, "m%d.ram" % len(models))
+            sec, peak = run(train, data, extra, args.threads, args.batch, args.epochs, out)
             timings[label].append(sec)
             peaks[label] = max(peaks.get(label, 0), peak)
-    n = train_count(cases[0][1])
+            with open(out, "rb") as f:
+                models.append(f.read())
+        same = same and all(m == models[0] for m in models)
+    n = train_count(cases[0][1]) * (args.epochs - 1)  # images of the epochs timed
     base = n / float(np.median(timings[cases[0][0]]))
-    print("\n%s: %d training images, batch %d, %d threads, %d rounds" %
-          (name, n, args.batch, args.threads, args.rounds))
+    print("\n%s: %d training images, epochs 2-%d timed, batch %d, %d threads, %d rounds; the "
+          "sources trained %s" % (name, n // (args.epochs - 1), args.epochs, args.batch,
+                                  args.threads, args.rounds,
+                  "the same model, bit for bit" if same else "DIFFERENT MODELS"))
     print("  %-36s %12s %8s %10s" % ("source", "samples/s", "ratio", "peak MB"))
     for label, data, _ in cases:
         rate = n / float(np.median(timings[label]))
         print("  %-36s %12.0f %8.3f %10.0f" % (label, rate, rate / base, peaks[label]))
-        results.append({"set": name, "source": label, "samples_per_s": rate,
+        results.append({"set": name, "source": label, "samples_per_s": rate, "same_model": same,
                         "ratio": rate / base, "peak_mb": peaks[label],
                         "epoch_seconds": timings[label]})
 
@@ -148,7 +161,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--mnist", default="data/mnist")
     ap.add_argument("--work", help="where the sets are made (kept); default: a temporary folder")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--epochs", type=int, default=3, help="epochs per run (the first is not timed)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--large", type=int, default=512, help="side of the large images (0: none)")

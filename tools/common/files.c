@@ -74,3 +74,15 @@ int file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
 }
+
+long file_peak_memory_kb(void) {
+    /* VmHWM is the peak of this program's own memory: getrusage()'s
+     * ru_maxrss also counts what the parent had when it forked this one. */
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
+}

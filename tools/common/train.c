@@ -602,9 +602,13 @@ static int epochs(run *r) {
         }
         if (end_epoch(r, &e, &s, t0)) return -1;
     }
-    if (r->h.rank == 0)
-        fprintf(stderr, "best validation error %.2f%%, model in %s\n", 100 * r->st.best_val,
-                r->o->out);
+    if (r->h.rank == 0) {
+        const long peak = file_peak_memory_kb();
+        char mem[64] = "";
+        if (peak > 0) snprintf(mem, sizeof mem, "; peak memory %.0f MB", peak / 1024.0);
+        fprintf(stderr, "best validation error %.2f%%, model in %s%s\n", 100 * r->st.best_val,
+                r->o->out, mem);
+    }
     return 0;
 }
 
