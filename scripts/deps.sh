@@ -12,8 +12,9 @@ set -euo pipefail
 
 # abigail-tools: the abi test; doxygen: the api_docs test; scikit-learn, tqdm,
 # Pillow: the Python estimator's and data readers' tests; Open MPI:
-# ram-train-mpi and the mpi test; libpng and libjpeg: the tools' image readers.
-packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev libjpeg62-turbo-dev
+# ram-train-mpi and the mpi test; libpng and libjpeg: the tools' image readers;
+# zlib: their .npz reader (np.savez_compressed) and writer.
+packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev libjpeg62-turbo-dev zlib1g-dev
     python3 python3-numpy python3-pytest python3-sklearn python3-tqdm python3-pil abigail-tools
     doxygen libopenmpi-dev openmpi-bin)
 [ "${1:-}" = "--demo" ] && packages+=(curl ca-certificates gnuplot-nox)

@@ -25,11 +25,23 @@
  * OUT/<split>/<digit>/<index>.png, index zero-padded to the split's size so
  * that byte order is the sets' order.  It is written into OUT.tmp-XXXXXX and
  * renamed to OUT at the end: an OUT that exists is complete.
+ *
+ * --format npz writes one NumPy .npz file OUT instead (as np.savez does:
+ * stored members, which the tools memory-map): x_train, y_train, x_val,
+ * y_val, x_test, y_test (or --split's two), uint8 images N x H x W and int64
+ * labels, written to OUT.tmp and renamed.
+ *
+ * --colour SIDE makes large colour images instead of --dataset's (which must
+ * be mnist): each digit scaled by --scale on a SIDE x SIDE textured colour
+ * canvas (dataset_make_colour), as a PNG folder or an .npz (N x SIDE x SIDE x
+ * 3).  --limit N keeps the first N images of every split, for examples that
+ * need a few thousand rather than 60,000.
  */
 #define _XOPEN_SOURCE 700 /* mkdtemp, nftw */
 #include "datasets.h"
 #include "draw.h"
 #include "idx.h"
+#include "npz_write.h"
 #include "opts.h"
 
 #include <errno.h>
@@ -52,18 +64,22 @@ static const tool_info tool = {
     "other tools use.  The two paths go to stdout, a summary to stderr.\n\n"
     "With --format png, an image folder OUTDIR/<split>/<digit>/<index>.png instead (8-bit grey, "
     "lossless: the same pixels), of the splits train, val and test (or --split's), as ram-train, "
-    "ram-eval and ram-glimpses read it; OUTDIR is printed to stdout."};
+    "ram-eval and ram-glimpses read it; OUTDIR is printed to stdout.  With --format npz, one "
+    "NumPy .npz file OUTDIR (x_train, y_train, x_val, y_val, x_test, y_test, or --split's).\n\n"
+    "With --colour SIDE, SIDE x SIDE RGB images: each digit scaled by --scale at a random place "
+    "on a textured colour background, the same for the same arguments (--limit N: N images a "
+    "split)."};
 
-enum { FORMAT_IDX, FORMAT_PNG };
+enum { FORMAT_IDX, FORMAT_PNG, FORMAT_NPZ };
 
 typedef struct options {
     const char *data, *out;
-    int dataset, split, epoch, val, format, split_given;
+    int dataset, split, epoch, val, format, split_given, colour, scale, limit;
     uint64_t seed;
 } options;
 
 static int parse(int argc, char **argv, options *o) {
-    *o = (options){.split = SPLIT_TEST, .epoch = 1, .val = 10000, .seed = 1};
+    *o = (options){.split = SPLIT_TEST, .epoch = 1, .val = 10000, .seed = 1, .scale = 4};
     tool_opt t[] = {
         {"--dataset", OPT_CHOICE, &o->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
          .flags = OPT_REQUIRED, .def = "", .help = "the set"},
@@ -81,18 +97,34 @@ static int parse(int argc, char **argv, options *o) {
          .help = "train: ram-train's --seed"},
         {"--val", OPT_INT, &o->val, 1, 2147483647.0, .meta = "N",
          .help = "train, val: ram-train's --val"},
-        {"--format", OPT_CHOICE, &o->format, .choices = "idx|png", .meta = "F",
+        {"--format", OPT_CHOICE, &o->format, .choices = "idx|png|npz", .meta = "F",
          .help = "idx: two IDX files; png: an image folder OUTDIR/SPLIT/DIGIT/INDEX.png of "
-                 "train, val and test (only --split's when given), for ram-train --data; OUTDIR "
-                 "must not exist, and appears only when complete"},
+                 "train, val and test (only --split's when given), for ram-train --data; npz: "
+                 "one .npz file OUTDIR of those splits (x_<split> uint8, y_<split> int64); "
+                 "OUTDIR must not exist, and appears only when complete"},
+        {"--colour", OPT_INT, &o->colour, 28, 8192, .meta = "SIDE", .def = "off",
+         .help = "png, npz: SIDE x SIDE RGB images, each digit scaled by --scale at a random "
+                 "place on a textured colour background (--dataset mnist)"},
+        {"--scale", OPT_INT, &o->scale, 1, 64, .meta = "K",
+         .help = "--colour: the digit's size, 28 K x 28 K pixels (bilinear)"},
+        {"--limit", OPT_INT, &o->limit, 1, 2147483647.0, .meta = "N", .def = "all",
+         .help = "the first N images of every split only"},
     };
     const size_t n = sizeof t / sizeof *t;
     int r = opts_parse(&tool, t, n, argc, argv);
     if (r) return r;
     o->split_given = opts_find(t, n, "--split")->seen != 0;
+    if (o->colour && o->format == FORMAT_IDX)
+        return opts_usage_error(&tool, "--colour writes RGB images: use --format png or npz");
+    if (o->colour && o->dataset != DATASET_MNIST)
+        return opts_usage_error(&tool, "--colour places MNIST's digits itself: use --dataset mnist");
+    if (o->colour && o->colour < 28 * o->scale)
+        return opts_usage_error(&tool, "--colour SIDE must be at least 28 x --scale (the digit)");
+    if (!o->colour && opts_find(t, n, "--scale")->seen)
+        return opts_usage_error(&tool, "--scale applies to --colour only");
     /* Silently ignoring these would export a different set than the user
      * thinks (a PNG folder without --split has every split). */
-    if (o->format == FORMAT_PNG && !o->split_given) return TOOL_OK;
+    if (o->format != FORMAT_IDX && !o->split_given) return TOOL_OK;
     if (o->split != SPLIT_TRAIN &&
         (opts_find(t, n, "--epoch")->seen || opts_find(t, n, "--seed")->seen))
         return opts_usage_error(&tool, "--epoch and --seed apply to --split train only");
@@ -141,6 +173,7 @@ static int select_images(const options *o, int split, int n_all, selection *sel)
         sel->seed = DATASET_VAL_SEED;
         snprintf(sel->name, sizeof sel->name, "val");
     }
+    if (o->limit && o->limit < sel->count) sel->count = o->limit;
     return 0;
 }
 
@@ -192,6 +225,15 @@ static float *make_images(const options *o, int split, const float *digits, int 
 }
 
 static void summary(const options *o, const selection *sel, const char *mnist_split) {
+    if (o->colour) {
+        fprintf(stderr,
+                "ram-data: colour %s: %d RGB images %dx%d, digits %d..%d of %s/%s scaled x%d, "
+                "placed with seed %llu\n",
+                sel->name, sel->count, o->colour, o->colour, sel->first,
+                sel->first + sel->count - 1, o->data, mnist_split, o->scale,
+                (unsigned long long)sel->seed);
+        return;
+    }
     const int side = dataset_side(o->dataset);
     fprintf(stderr, "ram-data: %s %s: %d images %dx%d, digits %d..%d of %s/%s",
             dataset_name(o->dataset), sel->name, sel->count, side, side, sel->first,
@@ -233,48 +275,92 @@ static int load_digits(const options *o, const char *mnist_split, float **digits
 
 static const char *const split_dirs[] = {"test", "train", "val"}; /* by split */
 
+/* Image i of a selection as bytes, H x W x C interleaved (C 1 or 3), made
+ * as the other tools make it (or by dataset_make_colour); `work` holds the
+ * floats of one image. */
+static void image_bytes(const options *o, const selection *sel, const float *digits, int i,
+                        float *work, unsigned char *bytes) {
+    const int index = sel->first + i;
+    if (!o->colour) {
+        const int side = dataset_side(o->dataset);
+        dataset_make(o->dataset, digits, sel->pool, index, sel->seed, work);
+        for (int k = 0; k < side * side; k++) { /* as idx_save_images rounds */
+            const float v = work[k] > 0 ? (work[k] < 1 ? work[k] : 1) : 0;
+            bytes[k] = (unsigned char)(v * 255.0f + 0.5f);
+        }
+        return;
+    }
+    const size_t plane = (size_t)o->colour * (size_t)o->colour;
+    dataset_make_colour(digits + (size_t)index * 784, o->colour, o->scale, sel->seed, index, work);
+    for (size_t p = 0; p < plane; p++)
+        for (int c = 0; c < 3; c++) {
+            const float v = work[(size_t)c * plane + p];
+            bytes[p * 3 + (size_t)c] = (unsigned char)((v > 0 ? (v < 1 ? v : 1) : 0) * 255.0f + 0.5f);
+        }
+}
+
+/* Side and channels of the images written. */
+static int out_side(const options *o) {
+    return o->colour ? o->colour : dataset_side(o->dataset);
+}
+static int out_channels(const options *o) {
+    return o->colour ? 3 : 1;
+}
+
+/* One image's float and byte buffers: 0, or -1 after saying so. */
+static int image_buffers(const options *o, float **work, unsigned char **bytes) {
+    const size_t side = (size_t)out_side(o), px = side * side * (size_t)out_channels(o);
+    *work = malloc(px * sizeof **work);
+    *bytes = malloc(px);
+    if (*work && *bytes) return 0;
+    free(*work);
+    free(*bytes);
+    fprintf(stderr, "ram-data: out of memory for an image of %zu x %zu\n", side, side);
+    return -1;
+}
+
 /* Image i of a set as root/<label>/<i>.png, zero-padded to `digits`. */
-static int write_png_image(const char *root, const float *img, int side, int label, int i,
-                           int digits, unsigned char *bytes) {
+static int write_png_image(const options *o, const char *root, const unsigned char *bytes,
+                           int label, int i, int digits) {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%d", root, label) >= (int)sizeof path || ensure_dir(path))
         return -1;
     if (snprintf(path, sizeof path, "%s/%d/%0*d.png", root, label, digits, i) >= (int)sizeof path)
         return -1;
-    for (int k = 0; k < side * side; k++) { /* as idx_save_images rounds */
-        const float v = img[k] > 0 ? (img[k] < 1 ? img[k] : 1) : 0;
-        bytes[k] = (unsigned char)(v * 255.0f + 0.5f);
-    }
 #ifdef RAM_TOOLS_NO_IMAGES
+    (void)o, (void)bytes;
     fprintf(stderr, "ram-data: %s: the tools were built without libpng\n", path);
     return -1;
 #else
-    return write_png_pixels("ram-data", path, side, side, 1, bytes, "libram ram-data");
+    return write_png_pixels("ram-data", path, out_side(o), out_side(o), out_channels(o), bytes,
+                            "libram ram-data");
 #endif
 }
 
-/* One split of the set as tmp/<split>/<label>/<index>.png. */
+/* One split of the set as tmp/<split>/<label>/<index>.png, image by image. */
 static int png_split(const options *o, const char *tmp, int split) {
     const char *mnist_split = split == SPLIT_TEST ? "t10k" : "train";
-    float *digits = NULL, *images = NULL;
+    float *digits = NULL, *work = NULL;
+    unsigned char *bytes = NULL;
     int *labels = NULL, n_all = 0, rc = -1;
     selection sel;
     char root[4096];
-    unsigned char bytes[100 * 100]; /* the largest canvas */
     if (snprintf(root, sizeof root, "%s/%s", tmp, split_dirs[split]) >= (int)sizeof root) return -1;
     if (load_digits(o, mnist_split, &digits, &labels, &n_all)) return -1;
-    if ((images = make_images(o, split, digits, n_all, &sel)) && !ensure_dir(root)) {
-        const int side = dataset_side(o->dataset);
+    if (!select_images(o, split, n_all, &sel) && !image_buffers(o, &work, &bytes) &&
+        !ensure_dir(root)) {
         int width = 1;
         for (int c = sel.count - 1; c >= 10; c /= 10)
             width++;
         rc = 0;
-        for (int i = 0; i < sel.count && !rc; i++)
-            rc = write_png_image(root, images + (size_t)i * side * side, side,
-                                 labels[sel.first + i], i, width, bytes);
+        for (int i = 0; i < sel.count && !rc; i++) {
+            image_bytes(o, &sel, digits, i, work, bytes);
+            rc = write_png_image(o, root, bytes, labels[sel.first + i], i, width);
+        }
         if (!rc) summary(o, &sel, mnist_split);
     }
-    free(images);
+    free(work);
+    free(bytes);
     free(labels);
     free(digits);
     return rc;
@@ -317,11 +403,77 @@ static int export_png(const options *o) {
     return fflush(stdout) != 0 || ferror(stdout) ? -1 : 0;
 }
 
+/* ---- --format npz ------------------------------------------------------------- */
+
+/* One split as members x_<split> and y_<split> of the writer's file. */
+static int npz_split(const options *o, npz_writer *w, int split) {
+    const char *mnist_split = split == SPLIT_TEST ? "t10k" : "train";
+    float *digits = NULL, *work = NULL;
+    unsigned char *bytes = NULL;
+    int *labels = NULL, n_all = 0, rc = -1;
+    selection sel;
+    char err[1024], name[16];
+    if (load_digits(o, mnist_split, &digits, &labels, &n_all)) return -1;
+    if (!select_images(o, split, n_all, &sel) && !image_buffers(o, &work, &bytes)) {
+        const long side = out_side(o), c = out_channels(o);
+        const long xshape[4] = {sel.count, side, side, c}, yshape[1] = {sel.count};
+        const size_t px = (size_t)side * (size_t)side * (size_t)c;
+        snprintf(name, sizeof name, "x_%s", split_dirs[split]);
+        rc = npz_write_member(w, name, "|u1", c > 1 ? 4 : 3, xshape, err, sizeof err);
+        for (int i = 0; i < sel.count && !rc; i++) {
+            image_bytes(o, &sel, digits, i, work, bytes);
+            rc = npz_write_data(w, bytes, px, err, sizeof err);
+        }
+        snprintf(name, sizeof name, "y_%s", split_dirs[split]);
+        if (!rc) rc = npz_write_member(w, name, "<i8", 1, yshape, err, sizeof err);
+        for (int i = 0; i < sel.count && !rc; i++) {
+            unsigned char b[8] = {(unsigned char)labels[sel.first + i]}; /* 0..9, little-endian */
+            rc = npz_write_data(w, b, 8, err, sizeof err);
+        }
+        if (rc) fprintf(stderr, "ram-data: %s\n", err);
+        else summary(o, &sel, mnist_split);
+    }
+    free(work);
+    free(bytes);
+    free(labels);
+    free(digits);
+    return rc;
+}
+
+/* The .npz file, written beside --out and renamed to it when complete. */
+static int export_npz(const options *o) {
+    struct stat st;
+    char err[1024];
+    const char *dot = strrchr(o->out, '.');
+    if (!dot || strcmp(dot, ".npz")) {
+        fprintf(stderr, "ram-data: --out %s: name it *.npz (the tools tell an .npz by its name)\n",
+                o->out);
+        return -1;
+    }
+    if (stat(o->out, &st) == 0) {
+        fprintf(stderr, "ram-data: %s exists: --format npz writes a new file\n", o->out);
+        return -1;
+    }
+    npz_writer w;
+    int rc = npz_write_begin(&w, o->out, err, sizeof err);
+    if (rc) fprintf(stderr, "ram-data: %s\n", err);
+    /* train, val, test: the order of Keras' files and of np.load's keys */
+    static const int order[] = {SPLIT_TRAIN, SPLIT_VAL, SPLIT_TEST};
+    for (int k = 0; k < 3 && !rc; k++)
+        if (!o->split_given || order[k] == o->split) rc = npz_split(o, &w, order[k]);
+    if (!rc && (rc = npz_write_end(&w, err, sizeof err))) fprintf(stderr, "ram-data: %s\n", err);
+    npz_write_abort(&w);
+    if (rc) return -1;
+    printf("%s\n", o->out);
+    return fflush(stdout) != 0 || ferror(stdout) ? -1 : 0;
+}
+
 int main(int argc, char **argv) {
     options o;
     int parsed = parse(argc, argv, &o);
     if (parsed) return opts_exit(parsed);
     if (o.format == FORMAT_PNG) return export_png(&o) ? TOOL_FAILED : TOOL_OK;
+    if (o.format == FORMAT_NPZ) return export_npz(&o) ? TOOL_FAILED : TOOL_OK;
     float *digits = NULL;
     int *labels = NULL, n_all = 0;
     if (load_digits(&o, o.split == SPLIT_TEST ? "t10k" : "train", &digits, &labels, &n_all))

@@ -5,6 +5,7 @@ the layouts RAMClassifier takes ((n, H, W) grey or (n, H, W, C) colour).
 
     x, y = datasets.load_idx("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
     x_train, y_train, x_test, y_test = datasets.load_npz("mnist.npz")
+    x_val, y_val = datasets.load_npz_split("set.npz", "val")  # as the tools read it
     x, y = datasets.load_npy("images.npy", "labels.npy")
     train = datasets.load_folder("photos", split="train", size=64, fit="crop")
 
@@ -21,7 +22,8 @@ import zipfile
 
 import numpy as np
 
-__all__ = ["load_idx", "load_npz", "load_npy", "load_folder", "Folder", "IDX_TYPES"]
+__all__ = ["load_idx", "load_npz", "load_npz_split", "load_npy", "load_folder", "Folder",
+           "IDX_TYPES", "image_layout", "check_labels"]
 
 #: IDX element types: the magic's third byte -> big-endian NumPy dtype.
 IDX_TYPES = {0x08: np.dtype("u1"), 0x09: np.dtype("i1"), 0x0B: np.dtype(">i2"),
@@ -149,6 +151,138 @@ def load_npz(path):
     x_train, y_train = _pair(arrays[0], arrays[1], name + ":x_train", name + ":y_train")
     x_test, y_test = _pair(arrays[2], arrays[3], name + ":x_test", name + ":y_test")
     return x_train, y_train, x_test, y_test
+
+
+# ---- arrays as the tools read them (tools/common/npz.h)
+
+#: The image dtypes the tools read, and what a pixel is divided by.
+IMAGE_SCALES = {np.dtype("u1"): 255.0, np.dtype("<u2"): 65535.0, np.dtype("<f4"): 1.0,
+                np.dtype("<f8"): 1.0}
+#: The largest label the tools take.
+MAX_LABEL = 65535
+
+
+def image_layout(x, name="images"):
+    """How the tools read the image array x: "NHW" (grey), "NHWC" or
+    "NCHW".  A 4-D array is N x H x W x C or N x C x H x W with C 1, 3 or 4,
+    told apart by which of shape[3] and shape[1] is such a count; when both
+    are, N x H x W x C (NumPy's and Keras' order), as the C readers decide.
+    Raises ValueError naming `name` otherwise (2-D arrays, other dtypes)."""
+    x_dtype = np.dtype(x.dtype).newbyteorder("<") if x.dtype.itemsize > 1 else x.dtype
+    if x_dtype not in IMAGE_SCALES or x.dtype.byteorder == ">":
+        raise ValueError("%s: images must be uint8, uint16, float32 or float64, not %s"
+                         % (name, x.dtype))
+    if x.ndim == 3:
+        layout = "NHW"
+    elif x.ndim == 4 and x.shape[3] in (1, 3, 4):
+        layout = "NHWC"
+    elif x.ndim == 4 and x.shape[1] in (1, 3, 4):
+        layout = "NCHW"
+    elif x.ndim == 4:
+        raise ValueError("%s: 4-D %s, but neither shape[3] (N x H x W x C) nor shape[1] "
+                         "(N x C x H x W) is a channel count 1, 3 or 4" % (name, x.shape))
+    else:
+        raise ValueError("%s: %d-D %s: images must be N x H x W, N x H x W x C or N x C x H x W"
+                         % (name, x.ndim, x.shape))
+    if len(x) == 0:
+        raise ValueError("%s holds no images" % name)
+    return layout
+
+
+def check_labels(y, n, name="labels"):
+    """y (N or N x 1 whole numbers in 0..MAX_LABEL, N == n) as an int64
+    array (n,), or ValueError naming `name`: bool, fractional floats,
+    negative or too large values and a count that is not n are refused, as
+    the tools refuse them."""
+    y = np.asarray(y)
+    if not (y.ndim == 1 or (y.ndim == 2 and y.shape[1] == 1)):
+        raise ValueError("%s: labels must be N or N x 1 numbers, not %s" % (name, y.shape))
+    if y.dtype == np.bool_:
+        raise ValueError("%s: labels of bool: classes are whole numbers 0, 1, ..." % name)
+    if y.dtype.kind not in "uif":
+        raise ValueError("%s: labels of %s: classes are whole numbers" % (name, y.dtype))
+    if len(y) != n:
+        raise ValueError("%s: %d labels for %d images" % (name, len(y), n))
+    y = y.reshape(-1)
+    if y.dtype.kind == "f":
+        bad = ~np.isfinite(y) | (y != np.round(y))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError("%s: label %g of image %d is not a whole number" % (name, y[i], i))
+    if len(y) and y.min() < 0:
+        i = int(np.argmin(y))
+        raise ValueError("%s: label %d of image %d is negative" % (name, y[i], i))
+    if len(y) and y.max() > MAX_LABEL:
+        i = int(np.argmax(y))
+        raise ValueError("%s: label %d of image %d is over %d" % (name, y[i], i, MAX_LABEL))
+    return y.astype(np.int64)
+
+
+def _member(path, archive, info):
+    """Member `info` of the open zip `archive`: a read-only np.memmap when
+    it is stored (np.savez), else the array inflated (np.savez_compressed)."""
+    name = "%s:%s" % (os.fsdecode(path), info.filename)
+    if info.compress_type != zipfile.ZIP_STORED:
+        with archive.open(info) as f:
+            try:
+                return np.lib.format.read_array(f, allow_pickle=False)
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+                raise ValueError("%s: corrupt member (%s)" % (name, e)) from None
+    with open(path, "rb") as f:
+        f.seek(info.header_offset)
+        local = f.read(30)
+        if len(local) < 30 or local[:4] != b"PK\x03\x04":
+            raise ValueError("%s: damaged zip (no local header)" % name)
+        nlen, xlen = struct.unpack("<HH", local[26:30])
+        f.seek(info.header_offset + 30 + nlen + xlen)
+        try:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+            else:  # 3.0 (utf-8 field names) has no public reader
+                shape, fortran, dtype = np.lib.format._read_array_header(f, version)
+        except ValueError as e:
+            raise ValueError("%s: not an .npy array (%s)" % (name, e)) from None
+        start = f.tell()
+    if fortran:
+        raise ValueError("%s: fortran_order is True: save it in C order" % name)
+    if dtype.hasobject:
+        raise ValueError("%s: an array of Python objects" % name)
+    need = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if start - (info.header_offset + 30 + nlen + xlen) + need != info.file_size:
+        raise ValueError("%s: its shape %s needs %d bytes of data, the member does not hold "
+                         "them" % (name, shape, need))
+    if need == 0:
+        return np.zeros(shape, dtype)
+    return np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape)
+
+
+def load_npz_split(path, split):
+    """(x, y): members x_<split> and y_<split> of an .npz as the tools read
+    them: stored members (np.savez, ram-data --format npz) memory-mapped
+    read-only, deflated ones (np.savez_compressed) inflated; x in a layout
+    image_layout() accepts, y checked by check_labels() (and returned as
+    int64)."""
+    name = os.fsdecode(path)
+    try:
+        archive = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise ValueError("%s: not a NumPy .npz archive (%s)" % (name, e)) from None
+    with archive:
+        arrays = []
+        for key in ("x_" + split, "y_" + split):
+            try:
+                info = archive.getinfo(key + ".npy")
+            except KeyError:
+                raise ValueError("%s has no %s (it has %s)" % (
+                    name, key, ", ".join(n[:-4] for n in archive.namelist()) or "nothing")) \
+                    from None
+            arrays.append(_member(path, archive, info))
+    x, y = arrays
+    image_layout(x, "%s:x_%s" % (name, split))
+    return x, check_labels(y, len(x), "%s:y_%s" % (name, split))
 
 
 # ---- image folders

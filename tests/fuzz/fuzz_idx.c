@@ -5,7 +5,9 @@
  * bytes) into an image and a label file in a scratch directory for
  * idx_load_mnist().  Whatever loads must match its header (sizes in range,
  * pixels in [0, 1], labels 0..255, digits for MNIST); whatever fails must
- * leave the out-arguments alone and a message.  See tests/fuzz/README.md. */
+ * leave the out-arguments alone and a message.  The input is also parsed in
+ * memory (idx_parse, 1-, 3- and 4-D) and mapped (idx_map): both must agree,
+ * and every image they describe is decoded.  See tests/fuzz/README.md. */
 #define _GNU_SOURCE
 #include "idx.h"
 
@@ -91,6 +93,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (lab[i] < 0 || lab[i] > 255) fail("a label out of 0..255", "");
     }
     free(lab);
+
+    /* In memory and mapped: the same verdict, the same shape. */
+    npy_array a, m;
+    npz_file map;
+    char err2[256] = "";
+    err[0] = '\0';
+    rc = idx_parse(data, size, &a, err, sizeof err);
+    const int rc2 = idx_map(fdpath, &map, &m, err2, sizeof err2);
+    if (rc != rc2 && size >= 4) fail("idx_parse and idx_map disagree", rc ? err : err2);
+    if (rc && !err[0]) fail("idx_parse: failure without a message", "");
+    if (!rc) {
+        if (a.kind != 'u' || a.item != 1 || (size_t)(a.data - data) + a.count != size)
+            fail("idx_parse: an array that does not fill the input", "");
+        int c, ih, iw;
+        if (a.ndim >= 3 && npy_image_dims(&a, &c, &ih, &iw) == 0) {
+            float *px = malloc(sizeof *px * (size_t)c * ih * iw);
+            for (size_t i = 0; px && i < (size_t)a.shape[0] && i < 4; i++) {
+                if (npy_image(&a, i, px)) fail("idx_parse: an image refused", "");
+                for (size_t k = 0; k < (size_t)c * ih * iw; k++)
+                    if (!(px[k] >= 0.0f && px[k] <= 1.0f)) fail("a pixel out of [0, 1]", "");
+            }
+            free(px);
+        }
+    }
+    if (!rc2) {
+        if (m.ndim != a.ndim || m.count != a.count) fail("idx_map: another shape", "");
+        npz_close(&map);
+    }
 
     /* Split: images first, then labels. */
     size_t cut = size >= 2 ? ((size_t)data[0] << 8 | data[1]) : 0;

@@ -4,7 +4,7 @@
  *   DIR/checkpoint/  checkpoints for each optimizer and baseline type
  *                    (fuzz_checkpoint);
  *   DIR/idx/         tiny IDX image and label files, and the two joined as
- *                    fuzz_idx splits its input (fuzz_idx).
+ *                    fuzz_idx splits its input; a 4-D colour one (fuzz_idx).
  * Usage: make_seeds DIR (the subdirectories must exist).  Public API only. */
 #include <ram/ram.h>
 
@@ -134,5 +134,12 @@ int main(int argc, char **argv) {
     memcpy(joined + 2, images, sizeof images);
     snprintf(path, sizeof path, "%s/idx/mnist-split", argv[1]);
     write_bytes(path, joined, sizeof joined, labels, sizeof labels);
+
+    /* IDX colour images (idx_map): 2 of 2 x 3 pixels of 3 channels. */
+    unsigned char colour[20 + 36] = {0, 0, 8, 4, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 3};
+    for (int k = 0; k < 36; k++)
+        colour[20 + k] = (unsigned char)(k * 7);
+    snprintf(path, sizeof path, "%s/idx/colour", argv[1]);
+    write_bytes(path, colour, sizeof colour, NULL, 0);
     return 0;
 }

@@ -304,3 +304,88 @@ def test_folder_feeds_the_estimator(tmp_path):
                                batch_size=8, epochs=2, validation_fraction=0)
     clf.fit(data.images, numpy.array(data.classes)[data.labels])
     assert list(clf.classes_) == ["left", "right"] and clf.image_shape_ == (8, 8)
+
+
+# ---- arrays as the tools read them
+
+def test_image_layout_as_the_tools_decide():
+    z = numpy.zeros
+    assert datasets.image_layout(z((2, 5, 6), numpy.uint8)) == "NHW"
+    assert datasets.image_layout(z((2, 5, 6, 3), numpy.uint16)) == "NHWC"
+    assert datasets.image_layout(z((2, 3, 5, 6), numpy.float32)) == "NCHW"
+    assert datasets.image_layout(z((2, 3, 3, 3), numpy.float64)) == "NHWC"  # both: NumPy's order
+    with pytest.raises(ValueError, match="2-D"):
+        datasets.image_layout(z((2, 30), numpy.uint8), "x")
+    with pytest.raises(ValueError, match="channel count"):
+        datasets.image_layout(z((2, 5, 6, 7), numpy.uint8))
+    with pytest.raises(ValueError, match="int32"):
+        datasets.image_layout(z((2, 5, 6), numpy.int32))
+    with pytest.raises(ValueError, match="no images"):
+        datasets.image_layout(z((0, 5, 6), numpy.uint8))
+
+
+def test_check_labels_refuses_what_the_tools_refuse():
+    assert datasets.check_labels(numpy.array([2, 0, 7]), 3).tolist() == [2, 0, 7]
+    assert datasets.check_labels(numpy.array([[2.0], [0.0]]), 2).dtype == numpy.int64
+    for y, n, message in [
+        (numpy.array([2.0, 0.5]), 2, "not a whole number"),
+        (numpy.array([2.0, numpy.nan]), 2, "not a whole number"),
+        (numpy.array([2, -1]), 2, "label -1 of image 1 is negative"),
+        (numpy.array([True, False]), 2, "bool"),
+        (numpy.array([1, 2, 3]), 4, "3 labels for 4 images"),
+        (numpy.array([1, 70000]), 2, "over 65535"),
+        (numpy.zeros((2, 2), numpy.int64), 2, "N or N x 1"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            datasets.check_labels(y, n, "y")
+
+
+def test_npz_split_maps_stored_members_and_inflates_deflated_ones(tmp_path):
+    rng = numpy.random.default_rng(3)
+    x = rng.integers(0, 256, (4, 5, 6, 3), dtype=numpy.uint8)
+    y = numpy.array([1, 0, 3, 2], numpy.int64)
+    xv = rng.random((2, 3, 5, 6)).astype(numpy.float32)
+    numpy.savez(tmp_path / "stored.npz", x_train=x, y_train=y, x_val=xv, y_val=y[:2])
+    numpy.savez_compressed(tmp_path / "deflated.npz", x_train=x, y_train=y)
+    sx, sy = datasets.load_npz_split(tmp_path / "stored.npz", "train")
+    assert isinstance(sx, numpy.memmap) and not sx.flags.writeable
+    assert (sx == x).all() and sy.tolist() == y.tolist()
+    dx, dy = datasets.load_npz_split(tmp_path / "deflated.npz", "train")
+    assert not isinstance(dx, numpy.memmap) and (dx == x).all() and (dy == y).all()
+    vx, vy = datasets.load_npz_split(tmp_path / "stored.npz", "val")
+    assert datasets.image_layout(vx) == "NCHW" and (vx == xv).all()
+    with pytest.raises(ValueError, match="has no x_test"):
+        datasets.load_npz_split(tmp_path / "stored.npz", "test")
+    numpy.savez(tmp_path / "bad.npz", x_train=x, y_train=numpy.array([0.5, 1, 2, 3]))
+    with pytest.raises(ValueError, match="bad.npz:y_train: label 0.5"):
+        datasets.load_npz_split(tmp_path / "bad.npz", "train")
+    numpy.savez(tmp_path / "flat.npz", x_train=x.reshape(4, -1), y_train=y)
+    with pytest.raises(ValueError, match="flat.npz:x_train: 2-D"):
+        datasets.load_npz_split(tmp_path / "flat.npz", "train")
+    numpy.savez(tmp_path / "fortran.npz", x_train=numpy.asfortranarray(x[:, :, :, 0]), y_train=y)
+    with pytest.raises(ValueError, match="fortran_order"):
+        datasets.load_npz_split(tmp_path / "fortran.npz", "train")
+    (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(ValueError, match="not a NumPy .npz archive"):
+        datasets.load_npz_split(tmp_path / "junk.npz", "train")
+
+
+def test_npz_split_truncated_member(tmp_path):
+    x = numpy.zeros((4, 5, 6), numpy.uint8)
+    numpy.savez(tmp_path / "ok.npz", x_train=x, y_train=numpy.arange(4))
+    data = bytearray((tmp_path / "ok.npz").read_bytes())
+    head = data.find(b"(4, 5, 6)")
+    data[head:head + 9] = b"(8, 5, 6)"  # the header lies: twice the bytes
+    (tmp_path / "lying.npz").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="needs 240 bytes"):
+        datasets.load_npz_split(tmp_path / "lying.npz", "train")
+
+
+def test_idx_colour_as_the_tools_map_it(tmp_path):
+    x = numpy.arange(2 * 3 * 4 * 3, dtype=numpy.uint8).reshape(2, 3, 4, 3)
+    images = write(tmp_path / "colour-idx4-ubyte", idx_bytes(x))
+    labels = write(tmp_path / "labels-idx1-ubyte", idx_bytes(numpy.array([1, 0], numpy.uint8)))
+    got, lab = datasets.load_idx(images, labels)
+    assert got.shape == (2, 3, 4, 3) and (got == x).all()
+    assert datasets.image_layout(got) == "NHWC"
+    assert datasets.check_labels(lab, len(got)).tolist() == [1, 0]

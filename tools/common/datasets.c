@@ -270,3 +270,80 @@ int dataset_check_model(const char *prog, const char *model, const ram_model_par
         fprintf(stderr, " (%s/%s)\n", dir, split);
     return -1;
 }
+
+/* ---- large colour images ------------------------------------------------------- */
+
+/* Uniform in [0, 1): 24 bits, exact in a float. */
+static float unit(uint64_t *s) {
+    return (float)(next(s) >> 40) * (1.0f / 16777216.0f);
+}
+
+#define COLOUR_GRID 8 /* cells of the background's noise across the canvas */
+
+void dataset_make_colour(const float *digit, int side, int scale, uint64_t seed, int index,
+                         float *out) {
+    uint64_t s = (uint64_t)index;
+    s = seed ^ next(&s); /* one stream per (seed, index) */
+    /* A light background with a dark digit or the other way round: every
+     * channel differs by 0.15 or more, most by far more. */
+    const int light = below(&s, 2);
+    float a[3], b[3], d[3];
+    for (int c = 0; c < 3; c++) {
+        a[c] = light ? 0.45f + 0.55f * unit(&s) : 0.55f * unit(&s);
+        b[c] = light ? 0.45f + 0.55f * unit(&s) : 0.55f * unit(&s);
+        d[c] = light ? 0.3f * unit(&s) : 0.7f + 0.3f * unit(&s);
+    }
+    float grid[COLOUR_GRID + 1][COLOUR_GRID + 1];
+    for (int i = 0; i <= COLOUR_GRID; i++)
+        for (int j = 0; j <= COLOUR_GRID; j++)
+            grid[i][j] = unit(&s);
+    /* Stripes: one of four directions, a period of 8 to 72 pixels. */
+    const int dir = below(&s, 4);
+    const float period = 8.0f + 64.0f * unit(&s), phase = unit(&s), weight = 0.35f * unit(&s);
+    const int box = 28 * scale;
+    const int x0 = below(&s, side - box + 1), y0 = below(&s, side - box + 1);
+    const size_t plane = (size_t)side * (size_t)side;
+    const float cell = (float)side / COLOUR_GRID;
+    for (int y = 0; y < side; y++) {
+        const float gy = (float)y / cell;
+        const int iy = (int)gy < COLOUR_GRID ? (int)gy : COLOUR_GRID - 1;
+        float fy = gy - (float)iy;
+        fy = fy * fy * (3.0f - 2.0f * fy); /* smoothstep: no creases at cell edges */
+        for (int x = 0; x < side; x++) {
+            const float gx = (float)x / cell;
+            const int ix = (int)gx < COLOUR_GRID ? (int)gx : COLOUR_GRID - 1;
+            float fx = gx - (float)ix;
+            fx = fx * fx * (3.0f - 2.0f * fx);
+            const float top = grid[iy][ix] + (grid[iy][ix + 1] - grid[iy][ix]) * fx;
+            const float bot = grid[iy + 1][ix] + (grid[iy + 1][ix + 1] - grid[iy + 1][ix]) * fx;
+            const float u = (float)(dir == 0 ? x : dir == 1 ? y : dir == 2 ? x + y : x - y + side);
+            float f = u / period + phase;
+            f -= (float)(int)f;
+            const float tri = f < 0.5f ? 2.0f * f : 2.0f - 2.0f * f;
+            const float t = (top + (bot - top) * fy) * (1.0f - weight) + tri * weight;
+            float alpha = 0.0f;
+            if (x >= x0 && x < x0 + box && y >= y0 && y < y0 + box) {
+                /* bilinear, pixel centres aligned: the digit's pixel k covers
+                 * [k * scale, (k + 1) * scale) of the box */
+                const float sx = ((float)(x - x0) + 0.5f) / (float)scale - 0.5f;
+                const float sy = ((float)(y - y0) + 0.5f) / (float)scale - 0.5f;
+                const int kx = sx < 0 ? -1 : (int)sx, ky = sy < 0 ? -1 : (int)sy;
+                const float wx = sx - (float)kx, wy = sy - (float)ky;
+                float v[2][2];
+                for (int j = 0; j < 2; j++)
+                    for (int i = 0; i < 2; i++) {
+                        const int px = kx + i, py = ky + j;
+                        v[j][i] = px >= 0 && px < 28 && py >= 0 && py < 28 ? digit[py * 28 + px]
+                                                                           : 0.0f;
+                    }
+                alpha = (v[0][0] + (v[0][1] - v[0][0]) * wx) * (1.0f - wy) +
+                        (v[1][0] + (v[1][1] - v[1][0]) * wx) * wy;
+                alpha = alpha < 0.0f ? 0.0f : alpha > 1.0f ? 1.0f : alpha;
+            }
+            for (int c = 0; c < 3; c++) {
+                const float bg = a[c] + (b[c] - a[c]) * t;
+                out[(size_t)c * plane + (size_t)y * side + x] = bg + (d[c] - bg) * alpha;
+            }
+        }
+    }
+}

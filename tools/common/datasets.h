@@ -133,6 +133,19 @@ uint64_t dataset_split_seed(const char *split_file);
  */
 int dataset_load(const char *prog, const char *dir, const char *split, dataset_kind kind,
                  float **digits, int **labels, int *n, int *h, int *w);
+/*
+ * A large colour image for RAMs that must find a small object on a big,
+ * busy canvas (ram-data --colour): the 28 x 28 digit at `digit` scaled by
+ * `scale` (bilinear) to a 28*scale box at a random position of a side x side
+ * canvas, drawn in a colour that contrasts with a textured background (smooth
+ * noise between two colours plus faint stripes).  Colours, texture and
+ * position come from (seed, index) alone, with no libm call, so the same
+ * arguments give the same image everywhere.  side >= 28 * scale, scale >= 1.
+ * out: 3 x side x side floats in [0, 1], channel planes (RGB).
+ */
+void dataset_make_colour(const float *digit, int side, int scale, uint64_t seed, int index,
+                         float *out);
+
 int dataset_check_model(const char *prog, const char *model, const ram_model_params *mp,
                         dataset_kind kind, const char *dir, const char *split, int h, int w);
 

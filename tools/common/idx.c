@@ -1,15 +1,21 @@
 /* idx: IDX (MNIST) file reader and writer for the libram tools; see idx.h. */
+#define _DEFAULT_SOURCE /* mmap */
 #include "idx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define IDX_MAGIC_IMAGES 0x00000803u
 #define IDX_MAGIC_LABELS 0x00000801u
+#define IDX_MAGIC_COLOUR 0x00000804u
 
 /* Payloads are converted through a fixed buffer so a 47 MB file never needs
  * a second full-size copy in memory. */
@@ -352,4 +358,81 @@ int idx_save_labels(const char *path, const int *labels, int n, char *err, size_
         done += k;
     }
     return finish_write(f, ok, tmp, path, err, errlen);
+}
+
+/* ---- mapped files -------------------------------------------------------------- */
+
+int idx_parse(const unsigned char *data, size_t size, npy_array *a, char *err, size_t errlen) {
+    if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b)
+        return fail(err, errlen, "gzip-compressed; decompress it first (gunzip)");
+    if (size < 4) return fail(err, errlen, "not an IDX file: only %zu bytes", size);
+    const uint32_t m = get_be32(data);
+    if (data[0] != 0 || data[1] != 0)
+        return fail(err, errlen, "bad magic 0x%08x: not an IDX file", (unsigned)m);
+    if (data[2] != 0x08)
+        return fail(err, errlen, "IDX element type 0x%02x not supported (only 0x08, unsigned byte)",
+                    data[2]);
+    if (m != IDX_MAGIC_LABELS && m != IDX_MAGIC_IMAGES && m != IDX_MAGIC_COLOUR)
+        return fail(err, errlen,
+                    "%d dimensions: these tools read 1 (labels), 3 (N x H x W) or 4 "
+                    "(N x H x W x C)",
+                    data[3]);
+    const int nd = data[3];
+    const size_t hlen = 4 + 4 * (size_t)nd;
+    if (size < hlen)
+        return fail(err, errlen, "truncated header (%zu of %zu bytes)", size, hlen);
+    npy_array t = {.data = data + hlen, .kind = 'u', .item = 1, .ndim = nd, .count = 1};
+    for (int i = 0; i < nd; i++) {
+        const uint32_t d = get_be32(data + 4 + 4 * i);
+        const uint32_t max = i == 0 ? (uint32_t)IDX_MAX_ITEMS : (uint32_t)IDX_MAX_SIDE;
+        if (d == 0 || d > max)
+            return fail(err, errlen, "dimension %d is %lu (must be 1..%lu): corrupt header", i,
+                        (unsigned long)d, (unsigned long)max);
+        t.shape[i] = (long)d;
+        /* a count of at most 2^40 times a side of at most 2^27 cannot wrap */
+        t.count *= d;
+        if (t.count > (size_t)1 << 40)
+            return fail(err, errlen, "dimensions of over 2^40 bytes: corrupt header");
+    }
+    if (nd == 4 && t.shape[3] != 1 && t.shape[3] != 3 && t.shape[3] != 4)
+        return fail(err, errlen,
+                    "colour images N x H x W x C need C 1, 3 or 4 channels, not %ld: corrupt "
+                    "header?",
+                    t.shape[3]);
+    if (size - hlen != t.count)
+        return fail(err, errlen, "%s: header promises %llu bytes, file has %zu%s",
+                    size - hlen < t.count ? "truncated" : "trailing data",
+                    (unsigned long long)(hlen + t.count), size,
+                    size - hlen < t.count ? " (incomplete download?)" : "");
+    t.layout = npy_image_layout(&t);
+    *a = t;
+    return 0;
+}
+
+int idx_map(const char *path, npz_file *map, npy_array *a, char *err, size_t errlen) {
+    char why[256];
+    struct stat st;
+    if (!path || !*path) return fail(err, errlen, "no file name given");
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0) {
+        const int e = errno;
+        close(fd);
+        return fail(err, errlen, "%s: cannot read: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size < 4) {
+        close(fd);
+        return fail(err, errlen, "%s: %s", path,
+                    S_ISREG(st.st_mode) ? "not an IDX file: under 4 bytes" : "not a regular file");
+    }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return fail(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+    npz_file f = {m, (size_t)st.st_size};
+    if (idx_parse(f.map, f.len, a, why, sizeof why)) {
+        npz_close(&f);
+        return fail(err, errlen, "%s: %s", path, why);
+    }
+    *map = f;
+    return 0;
 }

@@ -2,8 +2,10 @@
  * idx: read and write IDX files (the format of the MNIST distribution) for the
  * libram tools.  Not part of libram; copy it if you need it.
  *
- * Only the two layouts MNIST uses are supported: unsigned-byte images
+ * The loaders read the two layouts MNIST uses: unsigned-byte images
  * (magic 0x00000803, N x H x W) and unsigned-byte labels (magic 0x00000801, N).
+ * idx_map() also maps colour images (0x00000804, N x H x W x C) and describes
+ * any of the three as an npy_array (npz.h), as the .npz and .npy readers do.
  * Headers are validated strictly and the file size must match the header
  * exactly, so a truncated download or a wrong file gives a clear message
  * instead of garbage.
@@ -15,6 +17,8 @@
  */
 #ifndef RAM_TOOLS_IDX_H
 #define RAM_TOOLS_IDX_H
+
+#include "npz.h"
 
 #include <stddef.h>
 
@@ -51,6 +55,21 @@ int idx_save_images(const char *path, const float *images, int n, int h, int w, 
 
 /** Write n labels (each in 0..255) as an unsigned-byte IDX label file. */
 int idx_save_labels(const char *path, const int *labels, int n, char *err, size_t errlen);
+
+/**
+ * Describe an unsigned-byte IDX file held in data[size] (a->data points into
+ * it): labels (1 dimension, N), grey images (3: N x H x W) or colour images
+ * (4: N x H x W x C, C 1, 3 or 4), kind 'u', 1-byte items.  Validated as the
+ * loaders validate files: the size must be exactly what the header says.
+ * The reason in err does not name a file.
+ */
+int idx_parse(const unsigned char *data, size_t size, npy_array *a, char *err, size_t errlen);
+
+/**
+ * Memory-map the IDX file at `path` into *map and idx_parse() it: 0, or -1
+ * with "path: reason" in err and nothing to close.  npz_close(map) when done.
+ */
+int idx_map(const char *path, npz_file *map, npy_array *a, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }
