@@ -306,7 +306,8 @@ static void print_json(const options *o, const testset *s, int n, const result *
            "\"policy\": \"%s\", \"precision\": \"%s\", \"dataset\": \"%s\", \"model\": ",
            r->error, n, r->errors, mp->glimpses, testset_policy_name(o->set.source),
            o->precision == RAM_PRECISION_HALF ? "half" : "float",
-           s->from_folder ? "folder" : dataset_name((dataset_kind)o->set.dataset));
+           s->from_folder ? (o->set.pair_images ? "files" : "folder")
+                          : dataset_name((dataset_kind)o->set.dataset));
     json_string(stdout, o->set.model);
     if (o->no_clutter) printf(", \"no_clutter\": true");
     if (o->set.dataset != DATASET_MNIST) {
@@ -349,7 +350,8 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
            mp->glimpses, mp->glimpse.patch, mp->glimpse.patch, mp->glimpse.depth,
            mp->glimpse.depth == 1 ? "" : "s", mp->core == RAM_CORE_LSTM ? "LSTM" : "RNN");
     printf("data:       %s%s, %s/%s, %d images %dx%d\n",
-           s->from_folder ? "image folder" : dataset_name((dataset_kind)o->set.dataset),
+           s->from_folder ? (o->set.pair_images ? "image file" : "image folder")
+                          : dataset_name((dataset_kind)o->set.dataset),
            o->no_clutter ? " without its clutter" : "", o->set.data,
            s->from_folder ? o->set.split : o->set.split_file, n, s->h, s->w);
     for (int k = 0; ram_model_class_name(s->model, k); k++)

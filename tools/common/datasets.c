@@ -333,8 +333,8 @@ void dataset_make_colour(const float *digit, int side, int scale, uint64_t seed,
                 for (int j = 0; j < 2; j++)
                     for (int i = 0; i < 2; i++) {
                         const int px = kx + i, py = ky + j;
-                        v[j][i] = px >= 0 && px < 28 && py >= 0 && py < 28 ? digit[py * 28 + px]
-                                                                           : 0.0f;
+                        v[j][i] =
+                            px >= 0 && px < 28 && py >= 0 && py < 28 ? digit[py * 28 + px] : 0.0f;
                     }
                 alpha = (v[0][0] + (v[0][1] - v[0][0]) * wx) * (1.0f - wy) +
                         (v[1][0] + (v[1][1] - v[1][0]) * wx) * wy;

@@ -4,6 +4,7 @@
 
 #include "image.h"
 #include "list.h"
+#include "idx.h"
 #include "npz.h"
 
 #include <dirent.h>
@@ -247,17 +248,23 @@ static int list_split(const char *prog, const char *dir, const char *split,
 }
 
 /* An .npz's split (below). */
-static int npz_find(const char *prog, const char *path, const char *split, int say, npz_file *z,
+static int npz_find(const char *prog, const char *path, const char *split, npz_file *z,
                     npy_array *x, npy_array *y);
+
+/* The canvas an image array suggests: its size, grey or colour. */
+static void array_canvas(const npy_array *x, int *c, int *h, int *w) {
+    npy_image_dims(x, c, h, w);
+    *c = *c >= 3 ? 3 : 1;
+}
 
 int folder_probe(const char *prog, const char *dir, const char *split, int *c, int *h, int *w) {
     if (npz_is_npz(dir)) {
         npz_file z;
         npy_array x, y;
-        if (npz_find(prog, dir, split, 1, &z, &x, &y)) return -1;
-        *c = x.ndim == 4 && x.shape[3] >= 3 ? 3 : 1;
-        *h = (int)x.shape[1];
-        *w = (int)x.shape[2];
+        if (npz_find(prog, dir, split, &z, &x, &y)) return -1;
+        array_canvas(&x, c, h, w);
+        npy_array_free(&x);
+        npy_array_free(&y);
         npz_close(&z);
         return 0;
     }
@@ -323,42 +330,90 @@ static int add_image(const char *path, float *canvas, folder_set *s) {
     return rc;
 }
 
-/* ---- NumPy .npz files (npz.h) ----------------------------------------------- */
+/* ---- arrays: .npz members, .npy and IDX files (npz.h, idx.h) ------------------ */
 
-/* x_<split> and y_<split>: images N x H x W (x C) and N labels; 0, 1 when
- * the split is missing, or -1 after saying why. */
-static int npz_split(const char *prog, const char *path, const npz_file *z, const char *split,
-                     npy_array *x, npy_array *y) {
-    char name[32];
-    snprintf(name, sizeof name, "x_%.20s", split);
-    int rc = npz_array(prog, path, z, name, x);
-    snprintf(name, sizeof name, "y_%.20s", split);
-    if (rc == 0) rc = npz_array(prog, path, z, name, y);
-    if (rc) return rc;
-    const long c = x->ndim == 4 ? x->shape[3] : 1;
-    if ((x->ndim == 3 || (x->ndim == 4 && c <= 4)) && (x->kind == 'f' || x->item == 1) &&
-        x->kind != 'i' && y->ndim == 1 && y->kind != 'f' && y->shape[0] == x->shape[0] &&
-        x->count > 0 && x->shape[1] * x->shape[2] <= IMAGE_MAX_PIXELS)
-        return 0;
-    fprintf(stderr,
-            "%s: %s: x_%s must be N x H x W (or x C, C <= 4) uint8 or float32 images and y_%s "
-            "N integer labels\n",
-            prog, path, split, split);
-    return -1;
+/* Whether x holds images and y their labels; -1 after saying why (x and y
+ * named by what_x and what_y). */
+static int check_arrays(const char *prog, const char *what_x, const npy_array *x,
+                        const char *what_y, const npy_array *y) {
+    int c, h, w;
+    const char *why = npy_image_error(x);
+    if (why || npy_image_dims(x, &c, &h, &w)) {
+        fprintf(stderr, "%s: %s: %s\n", prog, what_x, why ? why : "not an array of images");
+        return -1;
+    }
+    if ((double)h * w > IMAGE_MAX_PIXELS || x->shape[0] < 1) {
+        fprintf(stderr, "%s: %s: %ld images of %dx%d: none, or larger than these tools read\n",
+                prog, what_x, x->shape[0], h, w);
+        return -1;
+    }
+    if (!(y->ndim == 1 || (y->ndim == 2 && y->shape[1] == 1))) {
+        fprintf(stderr, "%s: %s: labels must be N numbers (or N x 1), not a %d-D array\n", prog,
+                what_y, y->ndim);
+        return -1;
+    }
+    if (y->shape[0] != x->shape[0]) {
+        fprintf(stderr, "%s: %s has %ld labels for the %ld images of %s\n", prog, what_y,
+                y->shape[0], x->shape[0], what_x);
+        return -1;
+    }
+    return 0;
 }
 
-/* Open the file and find a split: 0, 1 missing (said when `say`), -1. */
-static int npz_find(const char *prog, const char *path, const char *split, int say, npz_file *z,
+/* x_<split> and y_<split> (stored or deflated): 0, 1 when the split is
+ * missing, or -1 after saying why. */
+static int npz_split(const char *prog, const char *path, const npz_file *z, const char *split,
+                     npy_array *x, npy_array *y) {
+    char name[32], what_x[4200], what_y[4200];
+    memset(x, 0, sizeof *x);
+    memset(y, 0, sizeof *y);
+    snprintf(name, sizeof name, "x_%.20s", split);
+    snprintf(what_x, sizeof what_x, "%s: x_%.20s", path, split);
+    int rc = npz_read(prog, path, z, name, x);
+    snprintf(name, sizeof name, "y_%.20s", split);
+    snprintf(what_y, sizeof what_y, "%s: y_%.20s", path, split);
+    if (rc == 0) rc = npz_read(prog, path, z, name, y);
+    if (rc == 0) rc = check_arrays(prog, what_x, x, what_y, y);
+    if (rc) {
+        npy_array_free(x);
+        npy_array_free(y);
+    }
+    return rc;
+}
+
+/* Open the file and find a split: 0, or -1 (said). */
+static int npz_find(const char *prog, const char *path, const char *split, npz_file *z,
                     npy_array *x, npy_array *y) {
     if (npz_open(prog, path, z)) return -1;
     const int rc = npz_split(prog, path, z, split, x, y);
-    if (rc == 1 && say)
+    if (rc == 1)
         fprintf(stderr,
                 "%s: %s has no x_%s and y_%s (an .npz holds x_train, y_train, x_test, y_test and "
                 "optionally x_val, y_val)\n",
                 prog, path, split, split);
     if (rc) npz_close(z);
-    return rc;
+    return rc ? -1 : 0;
+}
+
+/* An .npy or IDX file (told by its name: *.npy, else IDX), mapped. */
+static int open_array(const char *prog, const char *path, npz_file *map, npy_array *a) {
+    memset(a, 0, sizeof *a);
+    if (npy_is_npy(path)) return npy_open(prog, path, map, a);
+    char err[4400];
+    if (idx_map(path, map, a, err, sizeof err) == 0) return 0;
+    fprintf(stderr, "%s: %s\n", prog, err);
+    return -1;
+}
+
+int folder_probe_pair(const char *prog, const char *images, int *c, int *h, int *w) {
+    npz_file map;
+    npy_array x;
+    if (open_array(prog, images, &map, &x)) return -1;
+    const char *why = npy_image_error(&x);
+    if (why) fprintf(stderr, "%s: %s: %s\n", prog, images, why);
+    if (!why) array_canvas(&x, c, h, w);
+    npz_close(&map);
+    return why ? -1 : 0;
 }
 
 /* The class names "0".."k-1" of labels 0..k-1. */
@@ -369,52 +424,67 @@ static char **number_names(int k) {
     return names;
 }
 
-/* Array image i (H x W x C) as float CHW into img. */
-static void array_image(const npy_array *x, size_t i, image *img) {
-    const size_t plane = (size_t)img->h * img->w;
-    const double scale = x->kind == 'f' ? 1.0 : 1.0 / 255.0;
-    for (size_t p = 0; p < plane; p++)
-        for (int k = 0; k < img->c; k++)
-            img->px[k * plane + p] = (float)(scale * npy_value(x, (i * plane + p) * img->c + k));
-}
-
-/* The labels of an array set, checked against `count` classes (0: the
- * labels' own, at least two, named "0".."k-1"). */
-static int array_labels(const char *path, const npy_array *y, int count, folder_set *s) {
-    const int n = (int)y->shape[0];
+/* Images x and labels y into s: x kept (mapped, or owned), the labels read
+ * and checked against `count` classes (0: their own, at least two, named
+ * "0".."k-1"), float pixels checked now rather than in the middle of a run. */
+static int take_arrays(const char *what, npy_array *x, const npy_array *y, int count,
+                       folder_set *s) {
+    s->x = *x;
+    memset(x, 0, sizeof *x);
+    s->mapped = 1;
+    s->path = what;
+    npy_image_dims(&s->x, &s->ac, &s->ah, &s->aw);
+    const int n = (int)s->x.shape[0];
+    char err[256];
     int top = 0;
     if (!(s->labels = malloc(sizeof *s->labels * (size_t)n))) {
         fprintf(stderr, "%s: out of memory for %d labels\n", s->prog, n);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        const double label = npy_value(y, (size_t)i);
-        if (label < 0 || label > 65535 || (count && label >= count)) {
-            fprintf(stderr, "%s: %s: label %g of image %d is not one of the model's %d classes\n",
-                    s->prog, path, label, i, count);
-            return -1;
-        }
-        s->labels[i] = (int)label;
-        if ((int)label > top) top = (int)label;
+    if (npy_labels(y, (size_t)n, s->labels, &top, err, sizeof err)) {
+        fprintf(stderr, "%s: %s: labels: %s\n", s->prog, what, err);
+        return -1;
+    }
+    if (count && top >= count) {
+        for (int i = 0; i < n; i++)
+            if (s->labels[i] >= count) {
+                fprintf(stderr,
+                        "%s: %s: label %d of image %d is not one of the model's %d "
+                        "classes\n",
+                        s->prog, what, s->labels[i], i, count);
+                return -1;
+            }
     }
     if (!count && top < 1) {
-        fprintf(stderr, "%s: %s has a single class (%d): a classifier needs two or more\n",
-                s->prog, path, top);
+        fprintf(stderr, "%s: %s has a single class (%d): a classifier needs two or more\n", s->prog,
+                what, top);
         return -1;
     }
     if (!count && !(s->names = number_names(s->classes = top + 1))) return -1;
-    return 0;
+    s->n = n;
+    if (s->x.kind != 'f') return 0;
+    float *px = malloc(sizeof *px * (size_t)s->ac * s->ah * s->aw);
+    int rc = px ? 0 : -1;
+    for (int i = 0; i < n && !rc; i++)
+        if (npy_image(&s->x, (size_t)i, px)) {
+            fprintf(stderr,
+                    "%s: %s: image %d has a value that is NaN, infinite or outside "
+                    "[0, 1]\n",
+                    s->prog, what, i);
+            rc = -1;
+        }
+    free(px);
+    return rc;
 }
 
-/* An .npz split: mapped, read image by image (folder_image); labels read. */
+/* An .npz split: mapped (or inflated), read image by image. */
 static int npz_load(const char *path, const char *split, int count, folder_set *s) {
-    npy_array y;
-    if (npz_find(s->prog, path, split, 1, &s->map, &s->x, &y)) return -1;
-    s->mapped = 1;
-    s->path = path;
-    if (array_labels(path, &y, count, s)) return -1;
-    s->n = (int)s->x.shape[0];
-    return 0;
+    npy_array x, y;
+    if (npz_find(s->prog, path, split, &s->map, &x, &y)) return -1;
+    const int rc = take_arrays(path, &x, &y, count, s);
+    npy_array_free(&x);
+    npy_array_free(&y);
+    return rc;
 }
 
 /* ---- image files: kept in memory, or streamed -------------------------------- */
@@ -488,15 +558,14 @@ static int streams(const folder_set *s, int stream, int n) {
     return stream || (double)n * s->c * s->h * s->w > (double)memory_budget();
 }
 
-int folder_load(const char *prog, const char *dir, const char *split, const ram_model *fit,
-                const char *const *names, int count, int on_bad, uint64_t shuffle, int stream,
-                folder_set *s) {
+/* What every set starts with: its own copy of the canvas and fit rule,
+ * for folder_image.  0, or -1 (said). */
+static int set_up(const char *prog, const ram_model *fit, int on_bad, folder_set *s) {
     memset(s, 0, sizeof *s);
     s->prog = prog;
     s->on_bad = on_bad;
     ram_model_params mp;
     ram_model_params_init(&mp);
-    /* The set's own copy of the canvas and fit rule, for folder_image. */
     if (ram_model_get_params(fit, &mp) != RAM_OK || ram_model_create(&mp, &s->fit) != RAM_OK ||
         ram_model_set_fit(s->fit, ram_model_fit(fit)) != RAM_OK) {
         fprintf(stderr, "%s: %s\n", prog, ram_last_error());
@@ -505,35 +574,62 @@ int folder_load(const char *prog, const char *dir, const char *split, const ram_
     s->c = mp.channels;
     s->h = mp.height;
     s->w = mp.width;
-    listing l = {0};
-    int rc;
-    if (npz_is_npz(dir)) {
-        rc = npz_load(dir, split, names ? count : 0, s);
-    } else {
-        rc = list_split(prog, dir, split, names, count, on_bad, &l, &s->names, &s->classes,
-                        &s->skipped);
-        if (!rc) {
-            s->streamed = streams(s, stream, l.n);
-            rc = s->streamed ? probe_all(&l, s) : decode_all(&l, s);
-        }
-        if (!rc && s->n == 0) {
-            fprintf(stderr, "%s: no image of %s could be read\n", prog, dir);
-            rc = -1;
-        }
-    }
+    return 0;
+}
+
+/* The images' order, shuffled by `shuffle` when it is not 0; rc passed
+ * through, and the set freed on failure. */
+static int finish(int rc, uint64_t shuffle, folder_set *s) {
     if (!rc && !(s->order = malloc(sizeof *s->order * (size_t)s->n))) {
-        fprintf(stderr, "%s: out of memory\n", prog);
+        fprintf(stderr, "%s: out of memory\n", s->prog);
         rc = -1;
     }
     for (int i = 0; !rc && i < s->n; i++)
         s->order[i] = i;
     if (!rc && shuffle) shuffle_order(s->order, s->n, shuffle);
-    free_listing(&l);
     if (rc) folder_free(s);
     return rc;
 }
 
-int folder_label(const folder_set *s, int k) { return s->labels[s->order[k]]; }
+int folder_load(const char *prog, const char *dir, const char *split, const ram_model *fit,
+                const char *const *names, int count, int on_bad, uint64_t shuffle, int stream,
+                folder_set *s) {
+    if (set_up(prog, fit, on_bad, s)) return -1;
+    if (npz_is_npz(dir)) return finish(npz_load(dir, split, names ? count : 0, s), shuffle, s);
+    listing l = {0};
+    int rc =
+        list_split(prog, dir, split, names, count, on_bad, &l, &s->names, &s->classes, &s->skipped);
+    if (!rc) {
+        s->streamed = streams(s, stream, l.n);
+        rc = s->streamed ? probe_all(&l, s) : decode_all(&l, s);
+    }
+    if (!rc && s->n == 0) {
+        fprintf(stderr, "%s: no image of %s could be read\n", prog, dir);
+        rc = -1;
+    }
+    free_listing(&l);
+    return finish(rc, shuffle, s);
+}
+
+int folder_load_pair(const char *prog, const char *images, const char *labels, const ram_model *fit,
+                     const char *const *names, int count, uint64_t shuffle, folder_set *s) {
+    if (set_up(prog, fit, FOLDER_FAIL, s)) return -1;
+    npy_array x, y;
+    npz_file ymap;
+    int rc = open_array(prog, images, &s->map, &x);
+    s->mapped = !rc; /* s->map is to be closed */
+    if (!rc && (rc = open_array(prog, labels, &ymap, &y)) == 0) {
+        rc = check_arrays(prog, images, &x, labels, &y);
+        if (!rc) rc = take_arrays(images, &x, &y, names ? count : 0, s);
+        npz_close(&ymap);
+    }
+    npy_array_free(&x);
+    return finish(rc, shuffle, s);
+}
+
+int folder_label(const folder_set *s, int k) {
+    return s->labels[s->order[k]];
+}
 
 /* Streamed file k: decoded, fitted and rounded as decode_all keeps it. */
 static int stream_file(const folder_set *s, int k, float *out) {
@@ -558,32 +654,31 @@ static int stream_file(const folder_set *s, int k, float *out) {
     return rc;
 }
 
-/* Mapped array image k, fitted; 8-bit arrays rounded to bytes as a kept
- * set would hold them, float arrays as they are. */
+/* Array image k, fitted; 8-bit arrays rounded to bytes as a kept set would
+ * hold them, 16-bit and float arrays as they are. */
 static int stream_array(const folder_set *s, int k, float *out) {
     const npy_array *x = &s->x;
-    image img = {x->ndim == 4 ? (int)x->shape[3] : 1, (int)x->shape[1], (int)x->shape[2], NULL, 0};
-    if (x->kind == 'u' && x->item == 1 && img.c == s->c && img.h == s->h && img.w == s->w &&
+    const size_t i = (size_t)s->order[k], plane = (size_t)s->ah * s->aw;
+    if (x->kind == 'u' && x->item == 1 && s->ac == s->c && s->ah == s->h && s->aw == s->w &&
         ram_model_fit(s->fit) == RAM_FIT_PAD) {
-        /* The canvas's own size: what fitting and rounding would give, in
-         * one pass over the mapped bytes (interleaved channels to planes). */
-        const size_t plane = (size_t)img.h * img.w;
-        const unsigned char *src = x->data + (size_t)s->order[k] * plane * img.c;
-        for (int ch = 0; ch < img.c; ch++)
+        /* The canvas's own size: what fitting would give, in one pass over
+         * the bytes (interleaved channels to planes). */
+        const int ch_last = x->layout != NPY_NCHW;
+        const unsigned char *src = x->data + i * plane * s->ac;
+        for (int ch = 0; ch < s->ac; ch++)
             for (size_t p = 0; p < plane; p++)
-                out[ch * plane + p] = (float)src[p * img.c + ch] / 255.0f;
+                out[ch * plane + p] =
+                    (float)src[ch_last ? p * s->ac + ch : ch * plane + p] / 255.0f;
         return 0;
     }
-    if (!(img.px = malloc(sizeof(float) * img.c * img.h * img.w))) {
-        fprintf(stderr, "%s: out of memory\n", s->prog);
-        return -1;
-    }
-    array_image(x, (size_t)s->order[k], &img);
+    image img = {s->ac, s->ah, s->aw, malloc(sizeof(float) * s->ac * plane), 0};
     char what[4200];
-    snprintf(what, sizeof what, "%s (image %d)", s->path, s->order[k]);
-    const int rc = fit_image(s, what, &img, out);
+    snprintf(what, sizeof what, "%s (image %zu)", s->path, i);
+    int rc = img.px ? npy_image(x, i, img.px) : -1;
+    if (rc) fprintf(stderr, "%s: %s: cannot be read\n", s->prog, what);
+    if (!rc) rc = fit_image(s, what, &img, out);
     free(img.px);
-    if (!rc && x->kind != 'f') as_bytes(out, (size_t)s->c * s->h * s->w);
+    if (!rc && x->kind == 'u' && x->item == 1) as_bytes(out, (size_t)s->c * s->h * s->w);
     return rc;
 }
 
@@ -598,8 +693,8 @@ int folder_image(const folder_set *s, int k, float *out) {
 }
 
 void folder_prefetch(const folder_set *s, const int *ks, int n) {
-    if (!s->mapped) return;
     const npy_array *x = &s->x;
+    if (!s->mapped || x->owned) return; /* inflated arrays are in memory */
     const size_t bytes = x->count / (size_t)x->shape[0] * (size_t)x->item;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (int i = 0; i < n; i++) {
@@ -622,6 +717,7 @@ void folder_free(folder_set *s) {
     free(s->bytes);
     free(s->labels);
     free(s->order);
+    npy_array_free(&s->x);
     if (s->mapped) npz_close(&s->map);
     ram_model_free(s->fit);
     memset(s, 0, sizeof *s);

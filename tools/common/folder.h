@@ -46,7 +46,8 @@ typedef struct folder_set {
     int skipped;  /* bad files passed over (FOLDER_SKIP) */
     int streamed; /* image files decoded on each read */
     /* The rest is folder.c's. */
-    int mapped; /* an array in `map` (x) */
+    int mapped;     /* an array in `map` (x) */
+    int ac, ah, aw; /* the array's images */
     int on_bad;
     const char *prog, *path;
     unsigned char *bytes; /* kept files: n x c x h x w, round(255 * pixel) */
@@ -79,6 +80,17 @@ int folder_probe(const char *prog, const char *dir, const char *split, int *c, i
 int folder_load(const char *prog, const char *dir, const char *split, const ram_model *fit,
                 const char *const *names, int count, int on_bad, uint64_t shuffle, int stream,
                 folder_set *s);
+
+/* A pair of files as a split (ram-train's --train-images and
+ * --train-labels, ...): images and labels, each an IDX file or a NumPy
+ * .npy (by its name), memory-mapped.  Images: unsigned bytes N x H x W or
+ * N x H x W x C (IDX), or the .npz arrays' types and layouts (.npy); labels
+ * N whole numbers.  Other arguments as folder_load's. */
+int folder_load_pair(const char *prog, const char *images, const char *labels, const ram_model *fit,
+                     const char *const *names, int count, uint64_t shuffle, folder_set *s);
+
+/* folder_probe for a pair's image file. */
+int folder_probe_pair(const char *prog, const char *images, int *c, int *h, int *w);
 
 /* Image k as floats in [0, 1] into out[c * h * w]: 0; 1 when it could not
  * be read and --on-bad is skip, -1 when it could not (both said on stderr,

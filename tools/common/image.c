@@ -176,7 +176,8 @@ static int jpeg_setup(struct jpeg_decompress_struct *j, decoder *d, long max_pix
     j->out_color_space = j->num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     if (d->probe) {
         jpeg_calc_output_dimensions(j);
-        d->out = (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL, 0};
+        d->out =
+            (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL, 0};
         return 1;
     }
     jpeg_start_decompress(j);

@@ -23,9 +23,19 @@ size_t testset_table(testset_options *c, tool_opt *t) {
     const tool_opt opts[TESTSET_OPTIONS] = {
         {"--model", OPT_STRING, &c->model, .meta = "FILE", .flags = OPT_REQUIRED,
          .help = "model or checkpoint saved by libram"},
-        {"--data", OPT_STRING, &c->data, .meta = "PATH", .flags = OPT_REQUIRED,
+        {"--data", OPT_STRING, &c->data, .meta = "PATH",
          .help = "directory with the MNIST IDX files, an image folder, a CSV/TSV list or an "
-                 ".npz (as ram-train takes them; each image fitted by the model's rule)"},
+                 ".npz (as ram-train takes them; each image fitted by the model's rule); or "
+                 "give --test-images and --test-labels"},
+        {"--test-images", OPT_STRING, &c->images[0], .meta = "FILE",
+         .help = "the test images as one file: IDX (N x H x W, or N x H x W x C for colour) or "
+                 "NumPy .npy (as in an .npz), with --test-labels (IDX or .npy)"},
+        {"--test-labels", OPT_STRING, &c->labels[0], .meta = "FILE",
+         .help = "the labels of --test-images"},
+        {"--train-images", OPT_STRING, &c->images[1], .meta = "FILE",
+         .help = "with --split train: the training images as one file (as --test-images)"},
+        {"--train-labels", OPT_STRING, &c->labels[1], .meta = "FILE",
+         .help = "the labels of --train-images"},
         {"--dataset", OPT_CHOICE, &c->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
          .help = "the set: a translated or cluttered one is the fixed set made from the MNIST "
                  "digits of the split; must match the model"},
@@ -44,6 +54,25 @@ size_t testset_table(testset_options *c, tool_opt *t) {
 }
 
 int testset_check(const tool_info *tool, testset_options *c) {
+    /* A pair of files is the split --split names, and --data is not used. */
+    for (int k = 0; k < 2; k++)
+        if (!c->images[k] != !c->labels[k])
+            return opts_usage_error(tool, "--%s-images and --%s-labels go together",
+                                    k ? "train" : "test", k ? "train" : "test");
+    const int train = !strcmp(c->split, "train");
+    if (c->images[0] || c->images[1]) {
+        if (c->data) return opts_usage_error(tool, "--data or a pair of files, not both");
+        if (strcmp(c->split, "test") && strcmp(c->split, "t10k") && !train)
+            return opts_usage_error(tool, "a pair of files is --split test or train");
+        if (!c->images[train])
+            return opts_usage_error(tool, "--split %s needs --%s-images and --%s-labels", c->split,
+                                    train ? "train" : "test", train ? "train" : "test");
+        c->pair_images = c->images[train];
+        c->pair_labels = c->labels[train];
+        c->data = c->pair_images; /* what messages name */
+        return TOOL_OK;
+    }
+    if (!c->data) return opts_usage_error(tool, "--data or --test-images is required");
     /* The placement seed belongs to the split: only test and train have one. */
     c->split_file = dataset_split_file((dataset_kind)c->dataset, c->split);
     if (!c->split_file)
@@ -61,6 +90,34 @@ static const char *const *model_names(const testset *s, const char **names) {
     for (int k = 0; k < s->mp.classes; k++)
         if (!(names[k] = ram_model_class_name(s->model, k))) return NULL;
     return names;
+}
+
+/* The set's labels, taken from the folder set. */
+static int take_labels(const char *prog, testset *s) {
+    s->from_folder = 1;
+    s->n = s->folder.n;
+    s->c = s->folder.c;
+    s->h = s->folder.h;
+    s->w = s->folder.w;
+    if (!(s->labels = malloc(sizeof *s->labels * (size_t)s->n))) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return -1;
+    }
+    for (int k = 0; k < s->n; k++)
+        s->labels[k] = folder_label(&s->folder, k);
+    return 0;
+}
+
+/* A pair of files (--test-images ...), fitted to the loaded model. */
+static int load_pair(const char *prog, const testset_options *c, testset *s) {
+    if (c->dataset != DATASET_MNIST) {
+        fprintf(stderr, "%s: --dataset is for MNIST's IDX files in --data\n", prog);
+        return -1;
+    }
+    if (folder_load_pair(prog, c->pair_images, c->pair_labels, s->model, NULL, s->mp.classes, 0,
+                         &s->folder))
+        return -1;
+    return take_labels(prog, s);
 }
 
 /* Split c->split of an image folder, fitted to the loaded model. */
@@ -92,18 +149,7 @@ static int load_folder(const char *prog, const testset_options *c, testset *s) {
                 s->folder.classes, s->mp.classes);
         return -1;
     }
-    s->from_folder = 1;
-    s->n = s->folder.n;
-    s->c = s->folder.c;
-    s->h = s->folder.h;
-    s->w = s->folder.w;
-    if (!(s->labels = malloc(sizeof *s->labels * (size_t)s->n))) {
-        fprintf(stderr, "%s: out of memory\n", prog);
-        return -1;
-    }
-    for (int k = 0; k < s->n; k++)
-        s->labels[k] = folder_label(&s->folder, k);
-    return 0;
+    return take_labels(prog, s);
 }
 
 int testset_load(const char *prog, const testset_options *c, testset *s) {
@@ -118,6 +164,8 @@ int testset_load(const char *prog, const testset_options *c, testset *s) {
     ram_model_params_init(&s->mp);
     if ((st = ram_model_get_params(s->model, &s->mp)) != RAM_OK) {
         report(prog, "ram_model_get_params", st);
+    } else if (c->pair_images) {
+        if (!load_pair(prog, c, s)) return 0;
     } else if (folder_is_images(c->data)) {
         if (!load_folder(prog, c, s)) return 0;
     } else if (!dataset_load(prog, c->data, c->split_file, (dataset_kind)c->dataset, &s->images,

@@ -17,20 +17,23 @@ const char *testset_policy_name(int source);
 
 typedef struct testset_options {
     const char *model, *data, *split;
-    const char *split_file; /* the split's file prefix (dataset_split_file) */
-    int dataset;            /* dataset_kind */
-    int source;             /* ram_loc_source */
-    int on_bad;             /* image folders: FOLDER_FAIL or FOLDER_SKIP */
-    int stream;             /* image folders: FOLDER_STREAM or FOLDER_AUTO */
+    const char *split_file;                /* the split's file prefix (dataset_split_file) */
+    int dataset;                           /* dataset_kind */
+    int source;                            /* ram_loc_source */
+    int on_bad;                            /* image folders: FOLDER_FAIL or FOLDER_SKIP */
+    int stream;                            /* image folders: FOLDER_STREAM or FOLDER_AUTO */
+    const char *images[2], *labels[2];     /* --test-images ... ([0]), --train-images ... */
+    const char *pair_images, *pair_labels; /* the split's pair (testset_check), or NULL */
     uint64_t seed;
 } testset_options;
 
 /* The shared options' table entries into t (room for TESTSET_OPTIONS), with
  * their defaults set in c; returns how many. */
-#define TESTSET_OPTIONS 8
+#define TESTSET_OPTIONS 12
 size_t testset_table(testset_options *c, tool_opt *t);
-/* After parsing: the split's name checked against the set.  TOOL_OK or
- * TOOL_USAGE. */
+/* After parsing: the split's name checked against the set, and the pair
+ * of files it names, if any (c->data then names the images, for
+ * messages).  TOOL_OK or TOOL_USAGE. */
 int testset_check(const tool_info *tool, testset_options *c);
 
 /* A loaded model and the set it is tested on. */

@@ -94,7 +94,8 @@ static int folder_canvas(run *r, ram_model_params *mp) {
     }
     int c = 1, h = 1, w = 1;
     if (!(o->height && o->width && o->channels) &&
-        folder_probe(r->prog, o->data, "train", &c, &h, &w))
+        (o->train_images ? folder_probe_pair(r->prog, o->train_images, &c, &h, &w)
+                         : folder_probe(r->prog, o->data, "train", &c, &h, &w)))
         return -1;
     mp->height = o->height ? o->height : h;
     mp->width = o->width ? o->width : w;
@@ -113,10 +114,12 @@ static int load_folder(run *r) {
     mp.classes = 2; /* any count: this model only fits the images */
     TRY(ram_model_create(&mp, &fit));
     ram_status s = ram_model_set_fit(fit, (ram_fit)o->fit);
-    int rc = s != RAM_OK ? -1
-                         : folder_load(r->prog, o->data, "train", fit, NULL, 0, o->on_bad,
-                                       DATASET_VAL_SEED, o->stream, &r->folder);
-    const int own_val = !rc && folder_has_split(o->data, "val");
+    int rc = s != RAM_OK       ? -1
+             : o->train_images ? folder_load_pair(r->prog, o->train_images, o->train_labels, fit,
+                                                  NULL, 0, DATASET_VAL_SEED, &r->folder)
+                               : folder_load(r->prog, o->data, "train", fit, NULL, 0, o->on_bad,
+                                             DATASET_VAL_SEED, o->stream, &r->folder);
+    const int own_val = !rc && !o->train_images && folder_has_split(o->data, "val");
     if (own_val)
         rc = folder_load(r->prog, o->data, "val", fit, (const char *const *)r->folder.names,
                          r->folder.classes, o->on_bad, 0, o->stream, &r->val_folder);
@@ -630,7 +633,7 @@ static int steps(run *r) {
 
 int train_run(const tool_info *tool, train_options *o, const train_hooks *hooks) {
     run r = {.prog = tool->name, .o = o, .h = {.rank = 0, .ranks = 1}};
-    r.from_folder = folder_is_images(o->data);
+    r.from_folder = o->train_images || folder_is_images(o->data);
     if (r.from_folder && o->dataset_given) {
         fprintf(stderr, "%s: %s is an image folder: --dataset is for MNIST's IDX files\n",
                 tool->name, o->data);

@@ -15,7 +15,8 @@
 
 typedef struct train_options {
     const char *data, *out, *checkpoint, *resume, *log;
-    const char *init;       /* --init: start from this model's weights and architecture */
+    const char *init; /* --init: start from this model's weights and architecture */
+    const char *train_images, *train_labels; /* a pair of files instead of --data */
     const char *model_flag; /* the last architecture option given, refused with --init */
     int dataset;            /* dataset_kind */
     int epochs, batch, threads, val, train_limit, decay_epochs, quiet, shift;

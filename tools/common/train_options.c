@@ -54,6 +54,13 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
                  "(a fifth of each class, by a hash of its file names, kept for testing), or a "
                  "list PATH.csv of PATH,LABEL lines (.tsv: tab-separated), or a NumPy PATH.npz "
                  "of x_train, y_train (x_val, y_val) as np.savez writes it"},
+        {"--train-images", OPT_STRING, &o->train_images, .meta = "FILE",
+         .help = "instead of --data: the training images as one file, IDX (N x H x W, or "
+                 "N x H x W x C for colour) or NumPy .npy (as in an .npz), memory-mapped; "
+                 "validation: the last --val of them (a tenth by default) after a fixed shuffle"},
+        {"--train-labels", OPT_STRING, &o->train_labels, .meta = "FILE",
+         .help = "the labels of --train-images (IDX or .npy): N whole numbers, the classes "
+                 "0..K-1"},
         {"--dataset", OPT_CHOICE, &o->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
          .help = "the set to train on; the training images of a translated or cluttered set are "
                  "placed afresh every epoch"},
@@ -216,6 +223,11 @@ int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) 
     o->val_given = opts_find(t, n, "--val")->seen != 0;
     o->dataset_given = opts_find(t, n, "--dataset")->seen != 0;
     o->fit_given = opts_find(t, n, "--fit")->seen != 0;
+    if (!o->train_images != !o->train_labels)
+        return opts_usage_error(tool, "--train-images and --train-labels go together");
+    if (o->train_images && opts_find(t, n, "--data")->seen)
+        return opts_usage_error(tool, "--data or --train-images, not both");
+    if (o->train_images) o->data = o->train_images; /* what messages name */
     if (reinforce_core) o->pp.detach_core = 0;
     if (!o->checkpoint) {
         snprintf(o->checkpoint_default, sizeof o->checkpoint_default, "%s.ckpt", o->out);
