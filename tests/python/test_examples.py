@@ -127,3 +127,10 @@ def test_train_example(tmp_path, numpy_blocked):
     assert "test error fell from" in r.stdout and "in 4 batches" in r.stdout
     with libram.Model.load(out) as model:
         assert model.image_shape == (1, 28, 28)
+
+
+def test_size_cost_runs():
+    np = pytest.importorskip("numpy")  # noqa: F841 (the example needs it)
+    out = subprocess.run([sys.executable, os.path.join(EXAMPLES, "size_cost.py"), "--reps", "1",
+                          "--images", "2"], capture_output=True, text=True, check=True).stdout
+    assert "1024 x 1024 x 3" in out and "ratio 1024 / 60" in out
