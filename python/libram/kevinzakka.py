@@ -100,6 +100,9 @@ def model_file(obj, height=28, width=None, glimpses=6, patch=8, depth=1, scale=2
         raise _error("kevinzakka layout: this locator has a hidden layer (locator.fc -> ReLU -> "
                      "locator.fc_lt, its code since May 2020); libram's location network is "
                      "one linear layer and cannot represent it")
+    if "sensor.fc1.weight" not in sd:
+        hint = " (a libram-layout state dict: layout \"libram\")" if "g1.weight" in sd else ""
+        raise _error("not a kevinzakka RAM state dict: no 'sensor.fc1.weight'%s" % hint)
     unknown = sorted(k for k in sd if k not in KEYS)
     if unknown:
         raise _error("kevinzakka layout: unexpected keys %s" % ", ".join(unknown))

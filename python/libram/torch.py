@@ -402,8 +402,10 @@ def _infer_arch(sd, overrides):
     sizes from its shapes, the rest from `overrides` or libram's defaults."""
     def shape(key):
         if key not in sd:
-            raise ConversionError("state dict has no %r (libram layout: %s)"
-                                  % (key, ", ".join(RAM.KEYS)))
+            hint = (" (a kevinzakka checkpoint or state dict: layout \"kevinzakka\")"
+                    if "model_state" in sd or "sensor.fc1.weight" in sd else "")
+            raise ConversionError("state dict has no %r%s (libram layout: %s)"
+                                  % (key, hint, ", ".join(RAM.KEYS)))
         return tuple(sd[key].shape)
     a = {"channels": 1, "height": 28, "width": 28, "patch": 8, "depth": 1, "scale": 2.0,
          "glimpses": 6, "bound": 1, "loc_std": 0.17, "loc_range_pixels": -1.0,
