@@ -27,7 +27,14 @@ import time
 import numpy as np
 import torch
 
-import libram
+try:
+    import libram
+except ModuleNotFoundError as e:  # run from a source checkout: use the tree's package
+    if e.name != "libram":
+        raise
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                    os.pardir, "python"))
+    import libram
 import libram.torch
 from libram import datasets
 
