@@ -6,6 +6,7 @@ agreement on the 10,000 test images is a figure in docs/python.md."""
 
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -24,6 +25,7 @@ import libram.torch as lt
 from libram import modelfile
 
 from conftest import PYTHON_DIR
+from test_examples import random_digits, run_example, write_idx
 
 MODELS = os.path.join(os.path.dirname(PYTHON_DIR), "models")
 TOL = 1e-4
@@ -224,7 +226,6 @@ def test_trained_in_torch_agrees_in_libram(tmp_path):
 def test_reinforce_reaches_the_core_only_when_asked():
     model = random_model(6)
     images = torch.from_numpy(strokes(16, 1, 14, 18, seed=6))
-    labels = torch.arange(16) % 5
     for detach, reaches in ((True, False), (False, True)):
         net = lt.to_torch(model, baseline="none", detach_core=detach)
         out = net(images, "sampled", generator=torch.Generator().manual_seed(1))
@@ -406,3 +407,29 @@ def test_modelfile_rejects_damage():
                        (data[:40] + bytes([data[40] ^ 1]) + data[41:], "CRC")):
         with pytest.raises(modelfile.FileFormatError, match=words):
             modelfile.parse(bad)
+
+
+def test_examples_run(tmp_path):
+    """The three PyTorch examples end to end on tiny synthetic IDX files."""
+    for split, n, seed in (("train", 48, 3), ("t10k", 40, 4)):
+        pixels, labels = random_digits(n, 28, 28, 10, seed)
+        write_idx(tmp_path, split, pixels, labels, 28, 28)
+    images = [str(tmp_path / "t10k-images-idx3-ubyte"), str(tmp_path / "t10k-labels-idx1-ubyte")]
+    out = tmp_path / "trained.ram"
+    r = run_example("torch_train.py", [str(tmp_path), "--steps", "3", "--batch", "16",
+                                       "--out", str(out)], False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "predictions agree: 40 / 40" in r.stdout
+    r = run_example("torch_train.py", [str(tmp_path), "--steps", "2", "--init", str(out),
+                                       "--out", str(tmp_path / "again.ram")], False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_example("torch_agreement.py", [str(out)] + images + ["--batch", "16"], False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "file back byte for byte: yes" in r.stdout
+    assert "predictions agree: 40 / 40" in r.stdout
+    ckpt = tmp_path / "kz.pth.tar"
+    torch.save({"model_state": kz_state(5, d=64), "epoch": 1}, str(ckpt))
+    r = run_example("kevinzakka_agreement.py", [str(ckpt)] + images, False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # With libram's conventions its forward pass is libram's.
+    assert re.search(r"round, libram's l_0 +40 / 40", r.stdout), r.stdout
