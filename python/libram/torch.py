@@ -173,6 +173,20 @@ class RAM(nn.Module):
         self.register_buffer("loc_scale", torch.tensor(rng, dtype=torch.float32),
                              persistent=False)
 
+    @classmethod
+    def from_state_dict(cls, state):
+        """A module from a state dict this class wrote (torch.load of
+        `ram-convert --to torch`'s output, say): its architecture, baseline
+        and settings from the extra state, then the weights."""
+        extra = state.get("_extra_state") if isinstance(state, collections.abc.Mapping) else None
+        if not isinstance(extra, dict) or extra.get("format") != "libram":
+            raise ConversionError("not a libram.torch.RAM state dict (no libram extra state); "
+                                  "from_torch(state, height=..., ...) reads one without it")
+        net = cls(extra["arch"], baseline=extra.get("baseline", "linear"),
+                  detach_core=extra.get("detach_core", True))
+        net.load_state_dict(state)
+        return net
+
     @property
     def arch(self):
         return dict(self._file["arch"])

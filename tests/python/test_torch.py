@@ -73,6 +73,8 @@ def test_committed_model_round_trip_and_agreement(name, tmp_path):
     path = os.path.join(MODELS, name)
     original = open(path, "rb").read()
     assert round_trip(original) == original
+    rebuilt = lt.RAM.from_state_dict(lt.to_torch(original).state_dict())
+    assert lt.model_file(rebuilt).to_bytes() == original
     model = libram.Model.load(path)
     net = lt.to_torch(model)
     back = tmp_path / "back.ram"
