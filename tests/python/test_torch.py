@@ -435,3 +435,45 @@ def test_examples_run(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     # With libram's conventions its forward pass is libram's.
     assert re.search(r"round, libram's l_0 +40 / 40", r.stdout), r.stdout
+
+
+@pytest.mark.parametrize("arch", [dict(), dict(core="lstm", form="concat", bound="hardtanh")],
+                         ids=["rnn", "lstm-concat"])
+def test_gradient_is_libram_s(arch):
+    """The module's NLL gradient is the one libram's trainer computes (its
+    gradient hook), with REINFORCE off and a std of 1e-4.  The locations are
+    held fixed (the locator's weights zero) away from any pixel boundary:
+    libram's noise, which the module cannot draw, then moves no glimpse."""
+    net = lt.to_torch(random_model(8, **arch), baseline="none")
+    with torch.no_grad():
+        net.locator.weight.zero_()
+        net.locator.bias.copy_(torch.tensor([0.3, -0.45]))
+    a = net.arch
+    for side in net.retina.sides:  # the precondition, checked
+        for l, extent, scale in ((0.3, a["width"], net.loc_scale[0]),
+                                 (-0.45, a["height"], net.loc_scale[1])):
+            where = float(np.float32(l) * np.float32(scale))
+            start = (where + 1.0) * extent * 0.5 - side * 0.5 + 0.5
+            assert abs(start - round(start)) > 0.05
+    model = lt.from_torch(net)
+    images = strokes(16, 1, a["height"], a["width"], seed=8)
+    labels = np.arange(16) % 5
+    policy = libram.Policy(model, std=1e-4, reward_scale=0.0, baseline="none")
+    trainer = libram.Trainer(model, policy, lr=1e-3, clip_norm=0.0, max_batch=16)
+    seen = []
+    trainer.set_gradient_hook(lambda g: seen.append(np.array(g, copy=True)))
+    stats = trainer.train_batch(images, labels)
+    out = net(torch.from_numpy(images))
+    nll = torch.nn.functional.nll_loss(out.log_probs, torch.from_numpy(labels))
+    assert abs(float(nll) - stats.nll) < 1e-4
+    nll.backward()
+    shapes = modelfile.shapes(a)
+    parts = {}
+    for key, name in lt.RAM.KEYS.items():
+        p = lt._param(net, key)
+        parts[name] = (np.zeros(shapes[name], np.float32) if p is None or p.grad is None
+                       else p.grad.numpy().reshape(shapes[name]))
+    ours = np.concatenate([parts[name].ravel() for name in modelfile.TENSORS])
+    theirs = seen[0][:ours.size]
+    assert np.abs(ours).max() > 1e-3
+    assert np.abs(ours - theirs).max() <= 1e-3 * np.abs(theirs).max()
