@@ -21,6 +21,7 @@ glimpses, 8x8, 1 patch, scale 2).
 """
 
 import collections
+import collections.abc
 
 import numpy as np
 import torch

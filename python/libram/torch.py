@@ -23,6 +23,7 @@ Imports PyTorch (torch 1.10 or later, for extra state); `import libram` does not
 """
 
 import collections
+import collections.abc
 import math
 import os
 import struct
@@ -119,7 +120,7 @@ class Retina(nn.Module):
 class RAM(nn.Module):
     """libram's Recurrent Attention Model in PyTorch.
 
-    RAM(arch) builds one with zero weights from a dict of the ARCH fields
+    RAM(arch) builds one with fresh weights from a dict of the ARCH fields
     (libram.modelfile.ARCH_FIELDS); to_torch() builds one from a libram
     model with its weights.  Attributes: arch (the fields), std (the
     sampling std, arch["loc_std"] by default), detach_core (1: REINFORCE
@@ -151,8 +152,11 @@ class RAM(nn.Module):
         self.l2 = lin("l2_w") if a["form"] == 0 else None
         self.core_x, self.core_h = lin("core_wx"), lin("core_wh", bias=False)
         self.locator, self.classifier = lin("loc_w"), lin("cls_w")
+        # Every weight and bias U(-init_scale, init_scale), as ram_model_create
+        # draws them, but from torch's RNG: to_torch(Model.create(seed=...))
+        # gives libram's very values.
         for p in self.parameters():
-            nn.init.zeros_(p)
+            nn.init.uniform_(p, -a["init_scale"], a["init_scale"])
         if baseline not in _BASELINES:
             raise ValueError("baseline %r: one of %s" % (baseline, ", ".join(_BASELINES)))
         self.baseline_type = baseline
