@@ -56,12 +56,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
-    torch.manual_seed(args.seed)
     if args.init:
         net = libram.torch.to_torch(args.init)
     else:
         with libram.Model.create(seed=args.seed) as fresh:  # libram's initialisation
             net = libram.torch.to_torch(fresh)
+    torch.manual_seed(args.seed)  # the sampling noise: after the module's own draws
     x_train, y_train = load(args.mnist, "train")
     x_test, y_test = load(args.mnist, "t10k")
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)

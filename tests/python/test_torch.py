@@ -222,7 +222,7 @@ def test_trained_in_torch_agrees_in_libram(tmp_path):
     model = libram.Model.load(str(path))
     xt, yt = learnable(300, seed=2)
     p = agree(model, net, xt)
-    assert (p.argmax(1) == yt).mean() > 0.5
+    assert (p.argmax(1) == yt).mean() > 0.4  # chance: 0.25
 
 
 def test_reinforce_reaches_the_core_only_when_asked():
