@@ -84,6 +84,21 @@ def test_committed_model_round_trip_and_agreement(name, tmp_path):
     agree(model, net, strokes(64, c, h, w, seed=len(name)))
 
 
+def test_mnist_test_set_agrees():
+    """models/mnist.ram and its module on all 10,000 MNIST test images, when
+    RAM_MNIST_DIR holds them (CTest passes the build's)."""
+    d = os.environ.get("RAM_MNIST_DIR", "")
+    images = os.path.join(d, "t10k-images-idx3-ubyte")
+    if not d or not os.path.exists(images):
+        pytest.skip("no MNIST test set in RAM_MNIST_DIR: the synthetic images above stand in")
+    from libram import datasets
+    x, y = datasets.load_idx(images, os.path.join(d, "t10k-labels-idx1-ubyte"))
+    x = np.asarray(x, np.float32)[:, None] / 255.0
+    model = libram.Model.load(os.path.join(MODELS, "mnist.ram"))
+    p = agree(model, lt.to_torch(model), x)
+    assert (p.argmax(1) != np.asarray(y)).sum() == 80  # ram-eval's 0.80 %
+
+
 def random_model(seed, **params):
     p = dict(height=14, width=18, patch=4, glimpse_hidden=12, loc_hidden=10, glimpse_out=16,
              core_hidden=20, glimpses=4, classes=5, init_scale=0.4, seed=seed)
