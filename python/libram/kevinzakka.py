@@ -99,7 +99,7 @@ def model_file(obj, height=28, width=None, glimpses=6, patch=8, depth=1, scale=2
     if "locator.fc_lt.weight" in sd or (
             "locator.fc.weight" in sd and tuple(sd["locator.fc.weight"].shape)[0] != 2):
         raise _error("kevinzakka layout: this locator has a hidden layer (locator.fc -> ReLU -> "
-                     "locator.fc_lt, its code since May 2020); libram's location network is "
+                     "locator.fc_lt, its code from commit 7a0ba28 on); libram's location network is "
                      "one linear layer and cannot represent it")
     if "sensor.fc1.weight" not in sd:
         hint = " (a libram-layout state dict: layout \"libram\")" if "g1.weight" in sd else ""
