@@ -168,12 +168,18 @@ def _write_wheel(wheel_directory, entries, project):
 
 
 def _dist_info_files(project):
-    return {
+    files = {
         "METADATA": _metadata(project),
         "WHEEL": "Wheel-Version: 1.0\nGenerator: libram_build\nRoot-Is-Purelib: true\n"
                  "Tag: %s\n" % WHEEL_TAG,
         "top_level.txt": PACKAGE + "\n",
     }
+    # [project.scripts]: the installer makes the commands from this file.
+    scripts = project.get("scripts") or {}
+    if scripts:
+        files["entry_points.txt"] = "[console_scripts]\n" + "".join(
+            "%s = %s\n" % item for item in sorted(scripts.items()))
+    return files
 
 
 # ---- PEP 517 / PEP 660 hooks

@@ -53,6 +53,9 @@ def __getattr__(name):
     if name == "RAMClassifier":
         from .estimator import RAMClassifier
         return RAMClassifier
+    if name == "torch":  # imports PyTorch, which `import libram` must not need
+        import importlib
+        return importlib.import_module(__name__ + ".torch")
     if name == "datasets":
         import importlib  # `from . import datasets` would come back here
         return importlib.import_module(__name__ + ".datasets")
@@ -453,6 +456,15 @@ class Model(_Closeable):
         """Load a model (or the model part of a checkpoint) saved by libram."""
         out = ctypes.c_void_p()
         _check(_capi.ram_model_load(os.fsencode(path), ctypes.byref(out)))
+        return cls(out.value)
+
+    @classmethod
+    def from_bytes(cls, data):
+        """Load a model from the bytes of a whole model file (checked exactly
+        as a file would be; ram_model_load_memory)."""
+        data = bytes(data)
+        out = ctypes.c_void_p()
+        _check(_capi.ram_model_load_memory(data, len(data), ctypes.byref(out)))
         return cls(out.value)
 
     def save(self, path):

@@ -218,6 +218,7 @@ ram_model_fit = _fn("ram_model_fit", _INT, VOIDP)
 ram_image_fit = _fn("ram_image_fit", _STATUS, VOIDP, FLOATP, _INT, _INT, _INT, FLOATP, _SIZE)
 ram_model_save = _fn("ram_model_save", _STATUS, VOIDP, ctypes.c_char_p)
 ram_model_load = _fn("ram_model_load", _STATUS, ctypes.c_char_p, _OUT)
+ram_model_load_memory = _fn("ram_model_load_memory", _STATUS, ctypes.c_char_p, _SIZE, _OUT)
 
 ram_policy_params_init_sized = _fn("ram_policy_params_init_sized", None, VOIDP, _SIZE)
 ram_policy_create = _fn("ram_policy_create", _STATUS, ctypes.POINTER(PolicyParams), VOIDP, _OUT)
