@@ -130,7 +130,7 @@ def test_train_example(tmp_path, numpy_blocked):
 
 
 def test_size_cost_runs():
-    np = pytest.importorskip("numpy")  # noqa: F841 (the example needs it)
-    out = subprocess.run([sys.executable, os.path.join(EXAMPLES, "size_cost.py"), "--reps", "1",
-                          "--images", "2"], capture_output=True, text=True, check=True).stdout
-    assert "1024 x 1024 x 3" in out and "ratio 1024 / 60" in out
+    pytest.importorskip("numpy")  # the example needs it
+    r = run_example("size_cost.py", ["--reps", "1", "--images", "2"], False)
+    assert r.returncode == 0, r.stderr
+    assert "1024 x 1024 x 3" in r.stdout and "ratio 1024 / 60" in r.stdout
