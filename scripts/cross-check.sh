@@ -106,7 +106,7 @@ timeout 30 "$qemu" "$probe/thread" >/dev/null 2>&1 || threads=0
 # The unit tests that start no thread of libram's (the threaded states, the
 # trainer's workers and the thread tests do); OpenBLAS is held to one thread.
 single=(check_error check_rng check_glimpse check_layers check_kernels check_serialize
-    check_reinforce check_badinput check_fit)
+    check_byteorder check_reinforce check_badinput check_fit)
 threaded=(check_api check_model check_precision check_team check_threads check_trainer check_oom
     check_datasets)
 tests=("${single[@]}")
