@@ -7,6 +7,7 @@
  * host (scripts/cross-check.sh s390x runs it under qemu) that is a file
  * from the other byte order loading right, and a file written there being
  * the file a little-endian host writes. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "internal.h"
 
 #include <check.h>
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #ifndef RAM_MODELS_DIR
-#error RAM_MODELS_DIR: the committed models' directory (tests/CMakeLists.txt)
+#error "RAM_MODELS_DIR: the directory of the committed models (tests/CMakeLists.txt)"
 #endif
 
 static char run_dir[64];
