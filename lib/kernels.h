@@ -41,8 +41,9 @@ typedef struct ram_kernel_set {
     /* Rows [r0, r1) from the column-major Wt (column c's rows at Wt + c *
      * ldt), over the nnz inputs listed in nz (increasing): one FMA chain per
      * row from 0, then ram_finish_row().  NULL in a set without the
-     * zero-skipping path (the portable one: without vector FMA it does not
-     * pay), and then dot_cols_half is NULL too. */
+     * zero-skipping path (the portable one: a scalar chain was never
+     * measured against the row kernels, and fmaf() is a library call on
+     * processors without FMA), and then dot_cols_half is NULL too. */
     void (*dot_cols)(const float *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
                      int r1, const float *b, float *y, bool acc);
     void (*dot_cols_half)(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x,
