@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cross-build libram for another Debian architecture and, where qemu-user
-# can run that architecture's programs, run the test programs that start no
-# threads under it (docs/packaging.md, "Architectures").  Not part of
+# can run that architecture's programs, run the unit-test programs under it:
+# all of them, or only those that start no thread when this host's qemu
+# cannot start one (docs/packaging.md, "Architectures").  Not part of
 # scripts/test.sh: it needs the target's cross compiler and libraries, and
 # an emulated run takes minutes.
 #
