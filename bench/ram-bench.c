@@ -699,12 +699,13 @@ static void blas_report(char *info_out, size_t cap, int *slow) {
     ram_set_log_callback(NULL, NULL); /* reported below instead */
     const char *info = ram_blas_info(slow);
     snprintf(info_out, cap, "%s", info);
-    const int level = blas_cpu_level(), avx512 = level == 2, avx2 = level == 1;
-    say("BLAS: %s; CPU: %s\n", info, avx512 ? "AVX-512" : avx2 ? "AVX2+FMA" : "no AVX2");
+    const char *core = ram_blas_coretype();
+    say("BLAS: %s; libram's kernels: %s; OpenBLAS core fit for this CPU: %s\n", info,
+        ram_kernels_name(), core ? core : "none known");
     if (*slow)
         say("WARNING: these BLAS kernels are older than the CPU: set OPENBLAS_CORETYPE=%s "
             "(docs/performance.md)\n",
-            avx512 ? "SKYLAKEX" : "HASWELL");
+            core ? core : "?");
 }
 
 /* ---- the machine while we ran ------------------------------------------------- */
@@ -867,8 +868,9 @@ int main(int argc, char **argv) {
     say("   1x256x256   (batch 1)   %7.1f             %7.1f\n", m1[0].median,
         opt.max_threads > 1 ? m1[1].median : 0);
     if (opt.json) {
-        printf("\"blas\": \"%s\", \"blas_slow\": %d, \"cpus\": %ld, \"sgemm_gflops\": {", blas,
-               slow_blas, cpus);
+        printf("\"blas\": \"%s\", \"blas_slow\": %d, \"kernels\": \"%s\", \"cpus\": %ld, "
+               "\"sgemm_gflops\": {",
+               blas, slow_blas, ram_kernels_name(), cpus);
         for (int t = 0; t < opt.max_threads; t++)
             printf("%s\"%d\": {\"2048\": %.2f, \"128x256x256\": %.2f, \"1x256x256\": %.2f}",
                    t ? ", " : "", t + 1, big[t].median, m128[t].median, m1[t].median);

@@ -44,24 +44,6 @@ int ram_blas_core_is_slow(const char *core, int cpu_has_avx2) {
     return 0;
 }
 
-static int cpu_has_avx2(void) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return 0;
-#endif
-}
-
-static int cpu_has_avx512(void) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-#else
-    return 0;
-#endif
-}
-
 static char blas_info[256];
 static int blas_slow;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
@@ -78,14 +60,13 @@ static void blas_inspect(void) {
                  core ? core : "?", threading);
     else
         snprintf(blas_info, sizeof blas_info, "a CBLAS other than OpenBLAS");
-    blas_slow = ram_blas_core_is_slow(core, cpu_has_avx2());
+    blas_slow = ram_blas_core_is_slow(core, ram_cpu_x86_avx() >= 1);
     if (blas_slow)
         ram_log(RAM_LOG_WARN,
                 "OpenBLAS runs its %s kernels on a CPU with %s: libram's matrix products will "
                 "be several times slower.  Start the program with OPENBLAS_CORETYPE=%s "
                 "(docs/performance.md).",
-                core, cpu_has_avx512() ? "AVX-512" : "AVX2",
-                cpu_has_avx512() ? "SKYLAKEX" : "HASWELL");
+                core, ram_cpu_x86_avx() == 2 ? "AVX-512" : "AVX2", ram_blas_coretype());
 }
 
 void ram_blas_check_once(void) {
@@ -96,6 +77,13 @@ const char *ram_blas_info(int *slow) {
     ram_blas_check_once();
     if (slow) *slow = blas_slow;
     return blas_info;
+}
+
+/* The core types of OpenBLAS's AVX-512 and AVX2 kernels: the ones the slow
+ * check knows fit a processor it has found running older ones. */
+const char *ram_blas_coretype(void) {
+    const int avx = ram_cpu_x86_avx();
+    return avx == 2 ? "SKYLAKEX" : avx == 1 ? "HASWELL" : NULL;
 }
 
 /* OpenBLAS packs each sgemm's operands into a buffer it maps once per

@@ -1,6 +1,7 @@
 /* What this processor can do, asked once per process, and the pause of a
  * spin loop: the library's only processor-specific code outside the kernel
- * files (kernels_x86.c), each with a portable answer elsewhere. */
+ * files (kernels_x86.c, kernels_neon.c), each with a portable answer on
+ * other processors. */
 #include "internal.h"
 
 #include <stdatomic.h>
@@ -40,12 +41,29 @@ bool ram_cpu_x86_kernels(void) {
     return k == 2;
 }
 
+int ram_cpu_x86_avx(void) {
+    static _Atomic int known; /* 0: not asked yet; else the answer + 1 (the same benign race) */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        __builtin_cpu_init();
+        k = 1 + (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ? 0
+                 : __builtin_cpu_supports("avx512f")                               ? 2
+                                                                                   : 1);
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k - 1;
+}
+
 void ram_cpu_relax(void) {
     _mm_pause();
 }
 #else
 bool ram_cpu_x86_kernels(void) {
     return false;
+}
+
+int ram_cpu_x86_avx(void) {
+    return 0;
 }
 
 void ram_cpu_relax(void) {

@@ -45,6 +45,10 @@ RAM_HIDDEN ram_status ram_copy_params(void *dst, size_t full, const void *user, 
 
 /* AVX2, FMA, F16C and POPCNT: the kernels of kernels_x86.c may run. */
 RAM_HIDDEN bool ram_cpu_x86_kernels(void);
+/* An x86-64 processor's vector units, for the BLAS check (blas.c): 2 with
+ * AVX-512F besides AVX2 and FMA, 1 with AVX2 and FMA, 0 without them and on
+ * other processors. */
+RAM_HIDDEN int ram_cpu_x86_avx(void);
 /* In a spin loop: let the other hardware thread of the core run. */
 RAM_HIDDEN void ram_cpu_relax(void);
 

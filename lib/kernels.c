@@ -1,24 +1,12 @@
 /* The portable kernels behind the linear layers of few rows, IEEE half
- * precision conversion, and the one place where the CPU-specific kernels
- * (kernels_x86.c) are chosen at run time.  The portable kernels are the
- * reference: every CPU-specific one gives their bits (or, for the
- * zero-skipping column kernel, its own documented order of sums). */
+ * precision conversion, and the one place where a processor-specific set
+ * of kernels (kernels_x86.c, kernels_neon.c) is chosen at run time.  The
+ * portable set is the reference: every other set gives its bits, or its
+ * own documented order of sums (kernels.h, `fused`). */
 #include "kernels.h"
 
 #include <math.h>
 #include <string.h>
-
-/* A kernel for rows of `in` inputs: the vector kernels need a vector's
- * worth of inputs (the location layer's 2 are plain scalar work, where a
- * vector kernel's reductions would dominate). */
-static bool x86_kernels(int in) {
-#ifdef RAM_X86_KERNELS
-    return in >= 8 && ram_cpu_x86_kernels();
-#else
-    (void)in;
-    return false;
-#endif
-}
 
 /* IEEE 754 binary16, by hand so that the library needs no F16C to be
  * correct (the kernels above use it to be fast). */
@@ -90,80 +78,117 @@ static void dot_rows_half_generic(const uint16_t *W, int in, const float *x, int
     dot_rows_portable(W, in, x, rows, b, y, acc, true);
 }
 
-void ram_dot_rows(const float *W, int in, const float *x, int rows, const float *b, float *y,
-                  bool acc) {
-#ifdef RAM_X86_KERNELS
-    if (x86_kernels(in)) {
-        ram_x86_dot_rows(W, in, x, rows, b, y, acc);
-        return;
-    }
-    if (in == 2 && x86_kernels(8)) {
-        ram_x86_dot_rows_in2(W, x, rows, b, y, acc);
-        return;
-    }
-#endif
-    dot_rows_generic(W, in, x, rows, b, y, acc);
+static void dot_rows_in2_generic(const float *W, const float *x, int rows, const float *b, float *y,
+                                 bool acc) {
+    dot_rows_portable(W, 2, x, rows, b, y, acc, false);
 }
 
-void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint16_t *W,
-                             const float *b, int out, float *Y, int ldy, bool accumulate) {
-    for (int i = 0; i < n; i++) {
-        const float *x = X + (size_t)i * ldx;
-        float *y = Y + (size_t)i * ldy;
-#ifdef RAM_X86_KERNELS
-        if (x86_kernels(in)) { /* dot_rows()'s choice: its bits on the rounded weights */
-            ram_x86_dot_rows_half(W, in, x, out, b, y, accumulate);
-            continue;
-        }
-#endif
-        dot_rows_half_generic(W, in, x, out, b, y, accumulate);
-    }
+int ram_portable_nonzeros(const float *x, int in, int *nz) {
+    int nnz = 0;
+    for (int c = 0; c < in; c++) /* no branch on the data: the store is always made */
+        nz[nnz] = c, nnz += x[c] != 0.0f;
+    return nnz;
 }
-int ram_count_nonzeros(const float *x, int in) {
-#ifdef RAM_X86_KERNELS
-    if (x86_kernels(8)) return ram_x86_count_nonzeros(x, in);
-#endif
+
+static int count_nonzeros_generic(const float *x, int in) {
     int nnz = 0;
     for (int c = 0; c < in; c++)
         nnz += x[c] != 0.0f;
     return nnz;
 }
 
-void ram_transpose(float *dst, const float *src, int rows, int cols) {
-#ifdef RAM_X86_KERNELS
-    if (x86_kernels(8)) {
-        ram_x86_transpose(dst, src, rows, cols);
-        return;
-    }
-#endif
+void ram_portable_transpose(float *dst, const float *src, int rows, int cols) {
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++)
             dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
 }
 
-bool ram_sparse_kernels(void) {
+static const ram_kernel_set portable = {
+    .name = "portable",
+    .fused = false,
+    .dot_rows = dot_rows_generic,
+    .dot_rows_half = dot_rows_half_generic,
+    .dot_rows_in2 = dot_rows_in2_generic,
+    .dot_cols = NULL,
+    .dot_cols_half = NULL,
+    .nonzeros = ram_portable_nonzeros,
+    .count_nonzeros = count_nonzeros_generic,
+    .transpose = ram_portable_transpose,
+};
+
+const ram_kernel_set *ram_kernels(void) {
 #ifdef RAM_X86_KERNELS
-    return x86_kernels(8);
-#else
-    return false;
+    if (ram_cpu_x86_kernels()) return &ram_kernels_x86;
 #endif
+#ifdef RAM_NEON_KERNELS
+    return &ram_kernels_neon;
+#else
+    return &portable;
+#endif
+}
+
+int ram_kernel_sets(const ram_kernel_set **sets) {
+    int n = 0;
+    sets[n++] = &portable;
+#ifdef RAM_X86_KERNELS
+    if (ram_cpu_x86_kernels()) sets[n++] = &ram_kernels_x86;
+#endif
+#ifdef RAM_NEON_KERNELS
+    sets[n++] = &ram_kernels_neon;
+#endif
+    return n;
+}
+
+const char *ram_kernels_name(void) {
+    return ram_kernels()->name;
+}
+
+void ram_dot_rows(const float *W, int in, const float *x, int rows, const float *b, float *y,
+                  bool acc) {
+    const ram_kernel_set *k = ram_kernels();
+    if (in >= 8)
+        k->dot_rows(W, in, x, rows, b, y, acc);
+    else if (in == 2)
+        k->dot_rows_in2(W, x, rows, b, y, acc);
+    else
+        dot_rows_generic(W, in, x, rows, b, y, acc);
+}
+
+void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint16_t *W,
+                             const float *b, int out, float *Y, int ldy, bool accumulate) {
+    const ram_kernel_set *k = ram_kernels();
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)i * ldx;
+        float *y = Y + (size_t)i * ldy;
+        if (in >= 8) /* ram_dot_rows()'s choice: its bits on the rounded weights */
+            k->dot_rows_half(W, in, x, out, b, y, accumulate);
+        else
+            dot_rows_half_generic(W, in, x, out, b, y, accumulate);
+    }
+}
+
+int ram_count_nonzeros(const float *x, int in) {
+    return ram_kernels()->count_nonzeros(x, in);
+}
+
+void ram_transpose(float *dst, const float *src, int rows, int cols) {
+    ram_kernels()->transpose(dst, src, rows, cols);
+}
+
+bool ram_sparse_kernels(void) {
+    return ram_kernels()->dot_cols != NULL;
 }
 
 bool ram_linear_forward_sparse(const float *x, int in, int min_zeros, const void *Wt, bool half,
                                int ldt, int r0, int r1, const float *b, float *y, bool accumulate) {
-#ifdef RAM_X86_KERNELS
-    int nz[RAM_SPARSE_MAX_IN], nnz = 0;
-    if (in > RAM_SPARSE_MAX_IN || !x86_kernels(8)) return false;
-    nnz = ram_x86_nonzeros(x, in, nz);
+    const ram_kernel_set *k = ram_kernels();
+    int nz[RAM_SPARSE_MAX_IN];
+    if (in > RAM_SPARSE_MAX_IN || !k->dot_cols) return false;
+    const int nnz = k->nonzeros(x, in, nz);
     if (nnz > in - min_zeros) return false; /* the caller's dense kernel is faster */
     if (half)
-        ram_x86_dot_cols_half(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
+        k->dot_cols_half(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
     else
-        ram_x86_dot_cols(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
+        k->dot_cols(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
     return true;
-#else
-    (void)x, (void)in, (void)min_zeros, (void)Wt, (void)half, (void)ldt, (void)r0, (void)r1,
-        (void)b, (void)y, (void)accumulate;
-    return false;
-#endif
 }

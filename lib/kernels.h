@@ -1,6 +1,7 @@
 /* The kernels behind the linear layers of few rows and the zero-skipping
- * column path: the portable ones and the dispatch (kernels.c), and the
- * CPU-specific ones (kernels_x86.c), which only kernels.c calls.  Internal. */
+ * column path, as sets of one kind each: the portable set and the dispatch
+ * (kernels.c), and the processor-specific sets (kernels_x86.c,
+ * kernels_neon.c), which only kernels.c chooses between.  Internal. */
 #ifndef RAM_KERNELS_H
 #define RAM_KERNELS_H
 
@@ -13,38 +14,81 @@ static inline void ram_finish_row(float *y, const float *b, int r, bool acc, flo
     y[r] = ((acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
 }
 
-/* y[r] = base[r] + W[r] . x for r in [0, rows), base as ram_finish_row():
- * the fastest kernel this processor has.  Batch-1 inference is this: W
- * streamed once, nothing to reuse, so sgemm's packing is pure overhead (it
- * was 62 % of a batch-1 classify, callgrind) and OpenBLAS's sgemv leaves
- * part of the memory bandwidth unused.  Every row is summed in the same
- * order whichever rows it is computed with, so a row's value does not
- * depend on how a caller splits the rows between threads. */
+/* One processor's kernels.  Every set sums a row the same way whichever
+ * rows it is computed with, so a row's value does not depend on how a
+ * caller splits the rows between threads; the sets differ from each other
+ * only where `fused` says (tests/check_kernels.c holds each to that). */
+typedef struct ram_kernel_set {
+    const char *name; /* what ram_kernels_name() reports: "avx2+fma", "neon", "portable" */
+    /* The row kernels' sums: row r's inputs c + 8k (k = 0, 1, ...) go to
+     * lane c of eight, each lane multiplied and added in input order, fused
+     * (one rounding, an FMA) when `fused`, else a product then a sum; the
+     * lanes then reduce as ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)), and the
+     * inputs past the last multiple of 8 are added one by one, unfused. */
+    bool fused;
+    /* y[r] = base[r] + W[r] . x for r in [0, rows), base as ram_finish_row();
+     * in >= 8 (the vector kernels need a vector's worth of inputs), except
+     * in the portable set, which takes any width. */
+    void (*dot_rows)(const float *W, int in, const float *x, int rows, const float *b, float *y,
+                     bool acc);
+    /* The same from half rows: the bits dot_rows gives on the rounded weights. */
+    void (*dot_rows_half)(const uint16_t *W, int in, const float *x, int rows, const float *b,
+                          float *y, bool acc);
+    /* Rows of 2 inputs (the location layer): (0 + w0 x0) + w1 x1, unfused,
+     * in every set, so the same bits everywhere. */
+    void (*dot_rows_in2)(const float *W, const float *x, int rows, const float *b, float *y,
+                         bool acc);
+    /* Rows [r0, r1) from the column-major Wt (column c's rows at Wt + c *
+     * ldt), over the nnz inputs listed in nz (increasing): one FMA chain per
+     * row from 0, then ram_finish_row().  NULL in a set without the
+     * zero-skipping path (the portable one: a scalar chain was never
+     * measured against the row kernels, and fmaf() is a library call on
+     * processors without FMA), and then dot_cols_half is NULL too. */
+    void (*dot_cols)(const float *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
+                     int r1, const float *b, float *y, bool acc);
+    void (*dot_cols_half)(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x,
+                          int r0, int r1, const float *b, float *y, bool acc);
+    /* The positions of x's nonzeros (NaN counts, -0 does not) into nz (room
+     * for `in`), in increasing order; their count. */
+    int (*nonzeros)(const float *x, int in, int *nz);
+    int (*count_nonzeros)(const float *x, int in);
+    /* dst (cols x rows) = src (rows x cols) transposed, both row-major. */
+    void (*transpose)(float *dst, const float *src, int rows, int cols);
+} ram_kernel_set;
+
+/* The set this processor runs, chosen from what cpu.c says it has (cheap:
+ * asked once per process, then one load). */
+RAM_HIDDEN const ram_kernel_set *ram_kernels(void);
+
+/* Every set that can run here, the portable one first, into sets (room for
+ * RAM_KERNEL_SETS_MAX); their count.  For the tests, which compare them. */
+#define RAM_KERNEL_SETS_MAX 3
+RAM_HIDDEN int ram_kernel_sets(const ram_kernel_set **sets);
+
+/* y[r] = base[r] + W[r] . x for r in [0, rows) with the chosen set (its
+ * dot_rows for in >= 8, dot_rows_in2 for 2, the portable loop otherwise).
+ * Batch-1 inference is this: W streamed once, nothing to reuse, so sgemm's
+ * packing is pure overhead (it was 62 % of a batch-1 classify, callgrind)
+ * and OpenBLAS's sgemv leaves part of the memory bandwidth unused. */
 RAM_HIDDEN void ram_dot_rows(const float *W, int in, const float *x, int rows, const float *b,
                              float *y, bool acc);
 
+/* The portable set's functions that others reuse where a vector version
+ * would not pay (the NEON set's nonzero finder and transpose). */
+RAM_HIDDEN int ram_portable_nonzeros(const float *x, int in, int *nz);
+RAM_HIDDEN void ram_portable_transpose(float *dst, const float *src, int rows, int cols);
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define RAM_X86_KERNELS 1
-/* AVX2 + FMA + F16C + POPCNT (kernels_x86.c); only when ram_cpu_x86_kernels()
- * and in >= 8.  Row kernels: ram_dot_rows()'s bits, from float or half rows. */
-RAM_HIDDEN void ram_x86_dot_rows(const float *W, int in, const float *x, int rows, const float *b,
-                                 float *y, bool acc);
-RAM_HIDDEN void ram_x86_dot_rows_half(const uint16_t *W, int in, const float *x, int rows,
-                                      const float *b, float *y, bool acc);
-/* Rows of 2 inputs (the location layer), as the portable loop sums them. */
-RAM_HIDDEN void ram_x86_dot_rows_in2(const float *W, const float *x, int rows, const float *b,
-                                     float *y, bool acc);
-/* Rows [r0, r1) from the column-major Wt (column c's rows at Wt + c * ldt),
- * over the nnz inputs listed in nz (increasing): one FMA chain per row. */
-RAM_HIDDEN void ram_x86_dot_cols(const float *Wt, int ldt, const int *nz, int nnz, const float *x,
-                                 int r0, int r1, const float *b, float *y, bool acc);
-RAM_HIDDEN void ram_x86_dot_cols_half(const uint16_t *Wt, int ldt, const int *nz, int nnz,
-                                      const float *x, int r0, int r1, const float *b, float *y,
-                                      bool acc);
-/* The positions of x's nonzeros (NaN counts) into nz (room for `in`); their count. */
-RAM_HIDDEN int ram_x86_nonzeros(const float *x, int in, int *nz);
-RAM_HIDDEN int ram_x86_count_nonzeros(const float *x, int in);
-RAM_HIDDEN void ram_x86_transpose(float *dst, const float *src, int rows, int cols);
+/* AVX2 + FMA + F16C + POPCNT (kernels_x86.c); only when ram_cpu_x86_kernels(). */
+RAM_HIDDEN extern const ram_kernel_set ram_kernels_x86;
+#endif
+
+#if defined(__aarch64__) && defined(__ARM_NEON) && (defined(__GNUC__) || defined(__clang__))
+#define RAM_NEON_KERNELS 1
+/* Advanced SIMD (kernels_neon.c): part of every AArch64 processor, so no
+ * run-time check. */
+RAM_HIDDEN extern const ram_kernel_set ram_kernels_neon;
 #endif
 
 #endif

@@ -1,9 +1,9 @@
 /* The AVX2/FMA/F16C kernels behind the few-row and zero-skipping linear
  * layers, compiled for those instructions function by function (target
  * attributes), so that the rest of the library runs on any x86-64.  kernels.c
- * calls them only when the processor has them (ram_cpu_x86_kernels()), and
- * its portable kernels are the reference they are tested against: the same
- * sums in the same order, so the same bits. */
+ * chooses this set only when the processor has them (ram_cpu_x86_kernels()),
+ * and tests/check_kernels.c holds it to the order of sums kernels.h gives
+ * (the portable set's, with each lane's products fused). */
 #include "kernels.h"
 
 #ifdef RAM_X86_KERNELS
@@ -91,8 +91,8 @@ dot_block(const char *const w[8], const float *x, int in, float out[8], bool hal
  * portable kernel's operations, (0 + w0 x0) + w1 x1 with no FMA, so the
  * same bits as the scalar loop it replaces (a tenth of a batch-1 glimpse
  * step went to that loop). */
-__attribute__((target(RAM_X86_TARGET))) void
-ram_x86_dot_rows_in2(const float *W, const float *x, int rows, const float *b, float *y, bool acc) {
+__attribute__((target(RAM_X86_TARGET))) static void
+x86_dot_rows_in2(const float *W, const float *x, int rows, const float *b, float *y, bool acc) {
     const __m256 x0 = _mm256_set1_ps(x[0]), x1 = _mm256_set1_ps(x[1]), zero = _mm256_setzero_ps();
     for (int r = 0; r < rows; r += 8) {
         /* Rows r..r+7 as (c0, c1) pairs (the last block's copied into
@@ -135,16 +135,15 @@ dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, fl
     }
 }
 
-__attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_rows(const float *W, int in,
-                                                              const float *x, int rows,
-                                                              const float *b, float *y, bool acc) {
+__attribute__((target(RAM_X86_TARGET))) static void
+x86_dot_rows(const float *W, int in, const float *x, int rows, const float *b, float *y, bool acc) {
     dot_rows_x86(W, in, x, rows, b, y, acc, false);
 }
 
-__attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_rows_half(const uint16_t *W, int in,
-                                                                   const float *x, int rows,
-                                                                   const float *b, float *y,
-                                                                   bool acc) {
+__attribute__((target(RAM_X86_TARGET))) static void x86_dot_rows_half(const uint16_t *W, int in,
+                                                                      const float *x, int rows,
+                                                                      const float *b, float *y,
+                                                                      bool acc) {
     dot_rows_x86(W, in, x, rows, b, y, acc, true);
 }
 
@@ -201,16 +200,15 @@ dot_cols_x86(const void *Wt, int ldt, const int *nz, int nnz, const float *x, in
 #undef COL
 }
 
-__attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_cols(const float *Wt, int ldt,
-                                                              const int *nz, int nnz,
-                                                              const float *x, int r0, int r1,
-                                                              const float *b, float *y, bool acc) {
+__attribute__((target(RAM_X86_TARGET))) static void
+x86_dot_cols(const float *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
+             const float *b, float *y, bool acc) {
     dot_cols_x86(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, false);
 }
 
-__attribute__((target(RAM_X86_TARGET))) void
-ram_x86_dot_cols_half(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
-                      int r1, const float *b, float *y, bool acc) {
+__attribute__((target(RAM_X86_TARGET))) static void
+x86_dot_cols_half(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
+                  int r1, const float *b, float *y, bool acc) {
     dot_cols_x86(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, true);
 }
 
@@ -236,7 +234,7 @@ static const uint64_t NZ_LUT[256] = {NZ_128(0u), NZ_128(128u)};
 
 /* The positions of x's nonzeros (NaN counts as nonzero) into nz, which has
  * room for `in` entries; returns their count. */
-__attribute__((target(RAM_X86_TARGET))) int ram_x86_nonzeros(const float *x, int in, int *nz) {
+__attribute__((target(RAM_X86_TARGET))) static int x86_nonzeros(const float *x, int in, int *nz) {
     const __m256 zero = _mm256_setzero_ps();
     int nnz = 0, c = 0;
     for (; c + 8 <= in; c += 8) { /* stores 8 entries at nnz <= c: inside nz */
@@ -252,7 +250,7 @@ __attribute__((target(RAM_X86_TARGET))) int ram_x86_nonzeros(const float *x, int
 }
 
 /* How many of x's entries are not zero (NaN counts), eight at a time. */
-__attribute__((target(RAM_X86_TARGET))) int ram_x86_count_nonzeros(const float *x, int in) {
+__attribute__((target(RAM_X86_TARGET))) static int x86_count_nonzeros(const float *x, int in) {
     const __m256 zero = _mm256_setzero_ps();
     int nnz = 0, c = 0;
     for (; c + 8 <= in; c += 8)
@@ -285,8 +283,8 @@ transpose8x8(float *dst, int ldd, const float *src, int lds) {
     }
 }
 
-__attribute__((target(RAM_X86_TARGET))) void ram_x86_transpose(float *dst, const float *src,
-                                                               int rows, int cols) {
+__attribute__((target(RAM_X86_TARGET))) static void x86_transpose(float *dst, const float *src,
+                                                                  int rows, int cols) {
     const int r8 = rows / 8 * 8, c8 = cols / 8 * 8;
     for (int r = 0; r < r8; r += 8)
         for (int c = 0; c < c8; c += 8)
@@ -295,6 +293,19 @@ __attribute__((target(RAM_X86_TARGET))) void ram_x86_transpose(float *dst, const
         for (int c = r < r8 ? c8 : 0; c < cols; c++)
             dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
 }
+
+const ram_kernel_set ram_kernels_x86 = {
+    .name = "avx2+fma",
+    .fused = true,
+    .dot_rows = x86_dot_rows,
+    .dot_rows_half = x86_dot_rows_half,
+    .dot_rows_in2 = x86_dot_rows_in2,
+    .dot_cols = x86_dot_cols,
+    .dot_cols_half = x86_dot_cols_half,
+    .nonzeros = x86_nonzeros,
+    .count_nonzeros = x86_count_nonzeros,
+    .transpose = x86_transpose,
+};
 
 #else
 typedef int ram_no_x86_kernels; /* ISO C: a translation unit is not empty */

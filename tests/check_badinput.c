@@ -754,32 +754,32 @@ START_TEST(test_impossible_checkpoint_state) {
     const size_t m1 = opt_rng + 44 + 8, m2 = m1 + 4 * (f.m->n_params + f.pol->n_bw);
     const uint64_t nan64 = 0x7ff8000000000000ULL, huge_step = 0x8000000000000000ULL;
     const uint32_t nan32 = 0x7fc00000u, inf32 = 0x7f800000u, neg32 = 0xbf800000u;
+    /* Each edit writes the n low bytes of v, least significant first, as
+     * the file holds them on any host (0 for the runs of zeros). */
     const struct {
         size_t at, n;
-        const void *v;
+        uint64_t v;
         const char *what;
     } edits[] = {
-        {pol_rng, 32, NULL, "policy RNG all zero"},
-        {opt_rng, 32, NULL, "trainer RNG all zero"},
-        {opt_rng - 8, 8, &huge_step, "step count above LONG_MAX"},
-        {pol_rng + 32, 8, &nan64, "policy spare normal NaN"},
-        {(size_t)(pc.p - good) + 12, 4, &nan32, "baseline weight NaN"},
-        {(size_t)(pc.p - good) + 16, 4, &inf32, "baseline weight Inf"},
-        {m1 + 40, 4, &nan32, "Adam first moment NaN"},
-        {m1, 4, &inf32, "Adam first moment Inf"},
-        {m2 + 8, 4, &neg32, "Adam second moment negative"},
-        {m2 + 12, 4, &nan32, "Adam second moment NaN"},
-        {avg + 8 + 4 * 3, 4, &nan32, "weight average NaN"},
-        {avg + 8, 4, &inf32, "weight average Inf"},
-        {avg, 8, &one, "weight average of the wrong length"},
+        {pol_rng, 32, 0, "policy RNG all zero"},
+        {opt_rng, 32, 0, "trainer RNG all zero"},
+        {opt_rng - 8, 8, huge_step, "step count above LONG_MAX"},
+        {pol_rng + 32, 8, nan64, "policy spare normal NaN"},
+        {(size_t)(pc.p - good) + 12, 4, nan32, "baseline weight NaN"},
+        {(size_t)(pc.p - good) + 16, 4, inf32, "baseline weight Inf"},
+        {m1 + 40, 4, nan32, "Adam first moment NaN"},
+        {m1, 4, inf32, "Adam first moment Inf"},
+        {m2 + 8, 4, neg32, "Adam second moment negative"},
+        {m2 + 12, 4, nan32, "Adam second moment NaN"},
+        {avg + 8 + 4 * 3, 4, nan32, "weight average NaN"},
+        {avg + 8, 4, inf32, "weight average Inf"},
+        {avg, 8, one, "weight average of the wrong length"},
     };
     for (size_t e = 0; e < sizeof edits / sizeof *edits; e++) {
         unsigned char *bad = malloc(len);
         memcpy(bad, good, len);
-        if (edits[e].v)
-            memcpy(bad + edits[e].at, edits[e].v, edits[e].n);
-        else
-            memset(bad + edits[e].at, 0, edits[e].n);
+        for (size_t i = 0; i < edits[e].n; i++)
+            bad[edits[e].at + i] = i < 8 ? (unsigned char)(edits[e].v >> 8 * i) : 0;
         uint32_t crc = ram_crc32(bad, len - 20);
         for (int i = 0; i < 4; i++)
             bad[len - 4 + i] = (unsigned char)(crc >> 8 * i);

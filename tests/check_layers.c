@@ -467,9 +467,17 @@ START_TEST(test_softmax_xent) {
     ram_softmax(z, p, N, K);
     for (int i = 0; i < N; i++) {
         const int y = i % K;
-        double sum = 0, zmax = z[i * K];
+        /* The maximum is taken in float and widened once (the same value:
+         * every float is a double).  Taken in double over widened floats,
+         * a max reduction of a constant trip count, it made Debian's gcc
+         * 12.2 for aarch64 fail at -O2 with "internal compiler error: in
+         * vect_transform_reduction, at tree-vect-loop.cc:7457" (the loop
+         * vectoriser's handling of an fmax reduction fed by a float to
+         * double conversion); the float form vectorises cleanly. */
+        float zmaxf = z[i * K];
         for (int j = 1; j < K; j++)
-            zmax = fmax(zmax, z[i * K + j]);
+            zmaxf = fmaxf(zmaxf, z[i * K + j]);
+        double sum = 0, zmax = zmaxf;
         for (int j = 0; j < K; j++)
             sum += exp(z[i * K + j] - zmax);
         for (int j = 0; j < K; j++) {

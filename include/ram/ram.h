@@ -706,6 +706,24 @@ RAM_API ram_status ram_state_set_precision(ram_state *st, ram_precision precisio
  *  small products get much slower on a busy machine. */
 RAM_API void ram_set_blas_threads(int n);
 
+/** The OpenBLAS core type whose kernels fit this processor, for
+ *  OPENBLAS_CORETYPE when ram_blas_info() reports slow ones: "SKYLAKEX" on
+ *  an x86-64 with AVX-512F (and AVX2 and FMA), "HASWELL" on one with AVX2
+ *  and FMA, NULL on other processors, where libram knows of no better core
+ *  to suggest (static string). */
+RAM_API const char *ram_blas_coretype(void);
+
+/* ---- the processor's kernels ---------------------------------------------- */
+
+/** Which set of libram's own kernels (the few-row and zero-skipping layer
+ *  products) this process runs, chosen once from what the processor has
+ *  (static string): "avx2+fma" (x86-64 with AVX2, FMA, F16C and POPCNT),
+ *  "neon" (AArch64) or "portable" (plain C, every other processor).  Only
+ *  "portable" lacks the kernels that skip a ReLU's zeros.  Results differ
+ *  between sets by float rounding (a vector set fuses its multiply-adds);
+ *  "avx2+fma" and "neon" sum in the same order.  New names may appear. */
+RAM_API const char *ram_kernels_name(void);
+
 /* ---- REINFORCE building blocks ---------------------------------------------- */
 
 /** Sample n 2-D locations l = clamp(mu + std * eps, -1, 1), eps ~ N(0, I),

@@ -18,15 +18,6 @@ static void log_nothing(ram_log_level level, const char *message, void *user) {
     (void)level, (void)message, (void)user;
 }
 
-int blas_cpu_level(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-#else
-    return 0;
-#endif
-}
-
 void tool_blas_init(const char *tool, char **argv) {
     tool_name = tool;
     ram_set_blas_threads(1);
@@ -42,7 +33,8 @@ void tool_blas_init(const char *tool, char **argv) {
         fprintf(stderr, "%s: warning: slow BLAS kernels: %s\n", tool, ram_blas_info(NULL));
         return;
     }
-    const char *core = blas_cpu_level() == 2 ? "SKYLAKEX" : "HASWELL";
+    const char *core = ram_blas_coretype();
+    if (!core) return; /* slow kernels are only ever reported where a core fits */
     fprintf(stderr,
             "%s: OpenBLAS chose kernels older than this CPU (%s); running again with "
             "OPENBLAS_CORETYPE=%s\n",

@@ -9,8 +9,4 @@
  * because OpenBLAS reads it only at load time; RAM_KEEP_BLAS=1 disables that. */
 void tool_blas_init(const char *tool, char **argv);
 
-/* What the CPU's vector units can do: 2 for AVX-512, 1 for AVX2, 0 for
- * neither and on CPUs other than x86. */
-int blas_cpu_level(void);
-
 #endif

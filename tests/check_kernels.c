@@ -1,0 +1,273 @@
+/* Every kernel set that can run on this processor (kernels.c's portable
+ * one, and the AVX2 or the NEON one where the processor has it) against
+ * the order of sums kernels.h gives for it, written out here in scalar C
+ * with fmaf() for the fused steps: bit for bit, for every width and row
+ * count around the vector sizes, with and without bias and accumulation.
+ * So two sets with the same `fused` give the same bits, and a set that
+ * sums in another order, or fuses where it should not, fails. */
+#include "kernels.h"
+
+#include <check.h>
+#include "check_main.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t lcg_state;
+static float lcg_uniform(void) { /* [-1, 1) */
+    lcg_state = lcg_state * 1664525u + 1013904223u;
+    return (float)(lcg_state >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+static float *rnd(size_t n) {
+    float *a = malloc(sizeof(float) * (n ? n : 1));
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < n; i++)
+        a[i] = lcg_uniform();
+    return a;
+}
+
+/* Two in three entries zero, as after a ReLU, some of them -0. */
+static void relu_like(float *x, int in) {
+    for (int c = 0; c < in; c++)
+        if (c % 3 != 1) x[c] = c % 4 ? 0.0f : -0.0f;
+}
+
+/* A row kernel's sum, as kernels.h defines it (the products past the last
+ * multiple of 8 unfused: this file is built as ISO C, which contracts
+ * nothing). */
+static float ref_dot(const float *w, int in, const float *x, bool fused) {
+    float s[8] = {0};
+    int c = 0;
+    for (; c + 8 <= in; c += 8)
+        for (int j = 0; j < 8; j++)
+            s[j] = fused ? fmaf(w[c + j], x[c + j], s[j]) : s[j] + w[c + j] * x[c + j];
+    float d = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; c < in; c++)
+        d += w[c] * x[c];
+    return d;
+}
+
+static float ref_finish(const float *y0, const float *b, int r, bool acc, float d) {
+    return ((acc ? y0[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
+}
+
+static bool same(float a, float b) {
+    return !memcmp(&a, &b, sizeof a);
+}
+
+static int sets(const ram_kernel_set **k) {
+    const int n = ram_kernel_sets(k);
+    ck_assert_int_ge(n, 1);
+    ck_assert_str_eq(k[0]->name, "portable");
+    return n;
+}
+
+/* The set the library runs is the most capable one that can run here (the
+ * last listed), and its name is what ram_kernels_name() says. */
+START_TEST(test_chosen_set) {
+    const ram_kernel_set *k[RAM_KERNEL_SETS_MAX];
+    const int n = sets(k);
+    ck_assert_ptr_eq(ram_kernels(), k[n - 1]);
+    ck_assert_str_eq(ram_kernels_name(), k[n - 1]->name);
+    for (int i = 0; i < n; i++) {
+        ck_assert(k[i]->dot_rows && k[i]->dot_rows_half && k[i]->dot_rows_in2 && k[i]->nonzeros &&
+                  k[i]->count_nonzeros && k[i]->transpose);
+        ck_assert(!k[i]->dot_cols == !k[i]->dot_cols_half);
+        fprintf(stderr, "kernel set %d of %d: %s%s\n", i + 1, n, k[i]->name,
+                k[i] == ram_kernels() ? " (chosen)" : "");
+    }
+}
+END_TEST
+
+/* Row kernels, float and half, against ref_dot(); every row computed alone
+ * too (its value must not depend on the rows beside it). */
+START_TEST(test_rows) {
+    const ram_kernel_set *k[RAM_KERNEL_SETS_MAX];
+    const int nsets = sets(k);
+    const int ins[] = {1, 3, 7, 8, 9, 13, 16, 31, 64, 130, 256};
+    const int outs[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 33, 64, 70};
+    lcg_state = 21;
+    for (int s = 0; s < nsets; s++)
+        for (size_t a = 0; a < sizeof ins / sizeof *ins; a++)
+            for (size_t o = 0; o < sizeof outs / sizeof *outs; o++)
+                for (int mode = 0; mode < 4; mode++) {
+                    const int in = ins[a], out = outs[o];
+                    const bool acc = mode & 1, bias = mode & 2;
+                    if (in < 8 && s > 0) continue; /* vector sets take in >= 8 (kernels.h) */
+                    float *x = rnd(in), *W = rnd((size_t)out * in), *b = rnd(out), *y0 = rnd(out),
+                          *y = malloc(sizeof(float) * out), *yh = malloc(sizeof(float) * out),
+                          *one = malloc(sizeof(float) * out);
+                    uint16_t *W16 = malloc(sizeof(uint16_t) * out * in);
+                    if (a % 2) relu_like(x, in);
+                    for (size_t i = 0; i < (size_t)out * in; i++) {
+                        W16[i] = ram_float_to_half(W[i]);
+                        W[i] = ram_half_to_float(W16[i]);
+                    }
+                    const float *bb = bias ? b : NULL;
+                    memcpy(y, y0, sizeof(float) * out);
+                    memcpy(yh, y0, sizeof(float) * out);
+                    memcpy(one, y0, sizeof(float) * out);
+                    k[s]->dot_rows(W, in, x, out, bb, y, acc);
+                    k[s]->dot_rows_half(W16, in, x, out, bb, yh, acc);
+                    for (int r = 0; r < out; r++)
+                        k[s]->dot_rows(W + (size_t)r * in, in, x, 1, bb ? bb + r : NULL, one + r,
+                                       acc);
+                    for (int r = 0; r < out; r++) {
+                        const float want = ref_finish(
+                            y0, bb, r, acc, ref_dot(W + (size_t)r * in, in, x, k[s]->fused));
+                        ck_assert_msg(same(y[r], want) && same(yh[r], want) && same(one[r], want),
+                                      "%s: in %d out %d acc %d bias %d row %d: %a (half %a, "
+                                      "alone %a), want %a",
+                                      k[s]->name, in, out, acc, bias, r, (double)y[r],
+                                      (double)yh[r], (double)one[r], (double)want);
+                    }
+                    free(x), free(W), free(b), free(y0), free(y), free(yh), free(one), free(W16);
+                }
+}
+END_TEST
+
+/* The location layer's kernel: (0 + w0 x0) + w1 x1 in every set, so every
+ * set gives the same bits; a -0 product must come out +0 (the 0 +). */
+START_TEST(test_rows_in2) {
+    const ram_kernel_set *k[RAM_KERNEL_SETS_MAX];
+    const int nsets = sets(k);
+    lcg_state = 22;
+    for (int s = 0; s < nsets; s++)
+        for (int out = 1; out <= 70; out += out < 12 ? 1 : 29)
+            for (int mode = 0; mode < 4; mode++) {
+                const bool acc = mode & 1, bias = mode & 2;
+                float *W = rnd((size_t)out * 2), *b = rnd(out), *y0 = rnd(out),
+                      *y = malloc(sizeof(float) * out), x[2] = {lcg_uniform(), lcg_uniform()};
+                if (out == 3) { /* both products -0: the sum is +0 */
+                    W[0] = -0.0f, W[1] = 0.0f, x[0] = 1.0f, x[1] = -1.0f;
+                }
+                memcpy(y, y0, sizeof(float) * out);
+                k[s]->dot_rows_in2(W, x, out, bias ? b : NULL, y, acc);
+                for (int r = 0; r < out; r++) {
+                    const float d = (0.0f + W[2 * r] * x[0]) + W[2 * r + 1] * x[1];
+                    const float want = ref_finish(y0, bias ? b : NULL, r, acc, d);
+                    ck_assert_msg(same(y[r], want), "%s: out %d acc %d bias %d row %d: %a, want %a",
+                                  k[s]->name, out, acc, bias, r, (double)y[r], (double)want);
+                }
+                free(W), free(b), free(y0), free(y);
+            }
+}
+END_TEST
+
+/* The zero-skipping column kernels, where a set has them: one fmaf() chain
+ * per row over the nonzero inputs in increasing order, bit for bit, from a
+ * column-major copy with a stride above the row count, for row ranges that
+ * start and end off the vector blocks; the half copy gives the float
+ * kernel's bits on the rounded weights. */
+START_TEST(test_cols) {
+    const ram_kernel_set *k[RAM_KERNEL_SETS_MAX];
+    const int nsets = sets(k);
+    const int ins[] = {8, 13, 64, 130}, outs[] = {1, 3, 4, 7, 8, 24, 33, 64, 72, 130};
+    int tested = 0;
+    lcg_state = 23;
+    for (int s = 0; s < nsets; s++) {
+        if (!k[s]->dot_cols) continue;
+        tested++;
+        for (size_t a = 0; a < sizeof ins / sizeof *ins; a++)
+            for (size_t o = 0; o < sizeof outs / sizeof *outs; o++)
+                for (int mode = 0; mode < 4; mode++) {
+                    const int in = ins[a], out = outs[o], ldt = out + 5;
+                    const bool acc = mode & 1, bias = mode & 2;
+                    float *x = rnd(in), *Wt = rnd((size_t)ldt * in), *b = rnd(out), *y0 = rnd(out),
+                          *y = malloc(sizeof(float) * out), *yh = malloc(sizeof(float) * out);
+                    uint16_t *Wt16 = malloc(sizeof(uint16_t) * ldt * in);
+                    int *nz = malloc(sizeof(int) * in);
+                    relu_like(x, in);
+                    x[in - 1] = 0.5f; /* a nonzero in the scalar tail of the finder */
+                    for (size_t i = 0; i < (size_t)ldt * in; i++) {
+                        Wt16[i] = ram_float_to_half(Wt[i]);
+                        Wt[i] = ram_half_to_float(Wt16[i]);
+                    }
+                    const int nnz = k[s]->nonzeros(x, in, nz);
+                    const float *bb = bias ? b : NULL;
+                    /* all rows, then rows [1, out - 1) and [out / 2, out) apart */
+                    const int ranges[3][2] = {{0, out}, {1, out - 1}, {out / 2, out}};
+                    for (int g = 0; g < 3; g++) {
+                        const int r0 = ranges[g][0], r1 = ranges[g][1];
+                        if (r0 >= r1) continue;
+                        memcpy(y, y0, sizeof(float) * out);
+                        memcpy(yh, y0, sizeof(float) * out);
+                        k[s]->dot_cols(Wt, ldt, nz, nnz, x, r0, r1, bb, y, acc);
+                        k[s]->dot_cols_half(Wt16, ldt, nz, nnz, x, r0, r1, bb, yh, acc);
+                        for (int r = 0; r < out; r++) {
+                            float want = y0[r];
+                            if (r >= r0 && r < r1) {
+                                float d = 0.0f;
+                                for (int c = 0; c < in; c++)
+                                    if (x[c] != 0.0f) d = fmaf(Wt[(size_t)c * ldt + r], x[c], d);
+                                want = ref_finish(y0, bb, r, acc, d);
+                            }
+                            ck_assert_msg(same(y[r], want) && same(yh[r], want),
+                                          "%s: in %d out %d rows [%d, %d) acc %d bias %d row %d: "
+                                          "%a (half %a), want %a",
+                                          k[s]->name, in, out, r0, r1, acc, bias, r, (double)y[r],
+                                          (double)yh[r], (double)want);
+                        }
+                    }
+                    free(x), free(Wt), free(b), free(y0), free(y), free(yh), free(Wt16), free(nz);
+                }
+    }
+    /* a set has them exactly when the library says the zero-skipping path runs */
+    ck_assert_int_eq(ram_kernels()->dot_cols != NULL, ram_sparse_kernels());
+    fprintf(stderr, "column kernels compared in %d set(s)\n", tested);
+}
+END_TEST
+
+/* The nonzero finder and counter (-0 is zero, NaN is not) and the
+ * transpose, against their definitions, in every set. */
+START_TEST(test_nonzeros_transpose) {
+    const ram_kernel_set *k[RAM_KERNEL_SETS_MAX];
+    const int nsets = sets(k);
+    lcg_state = 24;
+    for (int s = 0; s < nsets; s++) {
+        for (int in = 0; in <= 70; in++) {
+            float x[70];
+            int want[70], nwant = 0, nz[70];
+            for (int c = 0; c < in; c++) {
+                const int kind = (int)((lcg_uniform() + 1.0f) * 2.0f); /* 0..3 */
+                x[c] = kind == 0 ? 0.0f : kind == 1 ? -0.0f : kind == 2 ? NAN : 1.0f + (float)c;
+                if (kind >= 2) want[nwant++] = c;
+            }
+            ck_assert_int_eq(k[s]->count_nonzeros(x, in), nwant);
+            ck_assert_int_eq(k[s]->nonzeros(x, in, nz), nwant);
+            ck_assert(!memcmp(nz, want, sizeof(int) * nwant));
+        }
+        const int sizes[] = {1, 3, 8, 13, 16, 130};
+        for (int a = 0; a < 6; a++)
+            for (int c = 0; c < 6; c++) {
+                const int rows = sizes[a], cols = sizes[c];
+                float *src = rnd((size_t)rows * cols), *dst = malloc(sizeof(float) * rows * cols);
+                k[s]->transpose(dst, src, rows, cols);
+                for (int r = 0; r < rows; r++)
+                    for (int j = 0; j < cols; j++)
+                        ck_assert_msg(same(dst[(size_t)j * rows + r], src[(size_t)r * cols + j]),
+                                      "%s: %d x %d: (%d, %d) misplaced", k[s]->name, rows, cols, r,
+                                      j);
+                free(src), free(dst);
+            }
+    }
+}
+END_TEST
+
+static Suite *kernels_suite(void) {
+    Suite *s = suite_create("kernels");
+    TCase *tc = tcase_create("sets");
+    tcase_add_test(tc, test_chosen_set);
+    tcase_add_test(tc, test_rows);
+    tcase_add_test(tc, test_rows_in2);
+    tcase_add_test(tc, test_cols);
+    tcase_add_test(tc, test_nonzeros_transpose);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    return run_suite(kernels_suite());
+}
