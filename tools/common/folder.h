@@ -98,9 +98,9 @@ int folder_probe_pair(const char *prog, const char *images, int *c, int *h, int 
  * Safe to call from several threads at once. */
 int folder_image(const folder_set *s, int k, float *out);
 
-/* Images ks[0..n) will be read soon: an array's pages are asked of the
- * kernel now (madvise), so that reading them later does not wait for the
- * disk when the array is larger than memory.  No-op for other sets. */
+/* Images ks[0..n) will be read soon: the pages of an array larger than
+ * half of the memory are asked of the kernel now (madvise), so that reading
+ * them later does not wait for the disk.  No-op for other sets. */
 void folder_prefetch(const folder_set *s, const int *ks, int n);
 
 /* The label of image k. */
