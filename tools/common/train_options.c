@@ -53,7 +53,7 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
                  "PATH/train/CLASS/*.png|jpg (with PATH/test, optional PATH/val) or PATH/CLASS/... "
                  "(a fifth of each class, by a hash of its file names, kept for testing), or a "
                  "list PATH.csv of PATH,LABEL lines (.tsv: tab-separated), or a NumPy PATH.npz "
-                 "of x_train, y_train (x_val, y_val) as np.savez writes it"},
+                 "of x_train, y_train (x_val, y_val), stored or compressed"},
         {"--train-images", OPT_STRING, &o->train_images, .meta = "FILE",
          .help = "instead of --data: the training images as one file, IDX (N x H x W, or "
                  "N x H x W x C for colour) or NumPy .npy (as in an .npz), memory-mapped; "
