@@ -88,6 +88,7 @@ np.savez(f"{out}/f64.npz", x_train=xt / 255.0, y_train=yt, x_test=xs / 255.0, y_
 np.save(f"{out}/x_test.npy", xs[:, None])
 np.save(f"{out}/y_test.npy", ys.astype(np.int32))
 np.save(f"{out}/y_short.npy", ys[:-1])
+np.save(f"{out}/y_frac.npy", ys + np.float32(0.5))
 PY
     eval_text "$mnist" >"$tmp/idx.txt"
     for z in u8 f32 zip f64; do
@@ -105,6 +106,10 @@ PY
         --test-labels "$tmp/y_short.npy" 2>"$tmp/err.txt"; then fail "9999 labels for 10000 images"; fi
     grep -q "y_short.npy has 9999 labels for the 10000 images of $tmp/x_test.npy" "$tmp/err.txt" ||
         fail "short labels: $(cat "$tmp/err.txt")"
+    if "$bin/ram-eval" --model "$model" --test-images "$tmp/x_test.npy" \
+        --test-labels "$tmp/y_frac.npy" 2>"$tmp/err.txt"; then fail "fractional labels read"; fi
+    grep -q "^ram-eval: $tmp/y_frac.npy: " "$tmp/err.txt" ||
+        fail "fractional labels: the label file is not named: $(cat "$tmp/err.txt")"
     "$bin/ram-train" --train-images "$tmp/x_test.npy" --train-labels "$tmp/y_test.npy" --epochs 1 \
         --train-limit 600 --quiet --glimpses 2 --hidden 16 --out "$tmp/pair.ram" 2>"$tmp/pair.txt" ||
         fail "ram-train on a pair of files: $(cat "$tmp/pair.txt")"

@@ -427,8 +427,8 @@ static char **number_names(int k) {
 /* Images x and labels y into s: x kept (mapped, or owned), the labels read
  * and checked against `count` classes (0: their own, at least two, named
  * "0".."k-1"), float pixels checked now rather than in the middle of a run. */
-static int take_arrays(const char *what, npy_array *x, const npy_array *y, int count,
-                       folder_set *s) {
+static int take_arrays(const char *what, const char *what_y, npy_array *x, const npy_array *y,
+                       int count, folder_set *s) {
     s->x = *x;
     memset(x, 0, sizeof *x);
     s->mapped = 1;
@@ -442,7 +442,7 @@ static int take_arrays(const char *what, npy_array *x, const npy_array *y, int c
         return -1;
     }
     if (npy_labels(y, (size_t)n, s->labels, &top, err, sizeof err)) {
-        fprintf(stderr, "%s: %s: labels: %s\n", s->prog, what, err);
+        fprintf(stderr, "%s: %s: %s\n", s->prog, what_y, err);
         return -1;
     }
     if (count && top >= count) {
@@ -451,7 +451,7 @@ static int take_arrays(const char *what, npy_array *x, const npy_array *y, int c
                 fprintf(stderr,
                         "%s: %s: label %d of image %d is not one of the model's %d "
                         "classes\n",
-                        s->prog, what, s->labels[i], i, count);
+                        s->prog, what_y, s->labels[i], i, count);
                 return -1;
             }
     }
@@ -460,11 +460,15 @@ static int take_arrays(const char *what, npy_array *x, const npy_array *y, int c
                 what, top);
         return -1;
     }
-    if (!count && !(s->names = number_names(s->classes = top + 1))) return -1;
+    if (!count && !(s->names = number_names(s->classes = top + 1))) {
+        fprintf(stderr, "%s: out of memory\n", s->prog);
+        return -1;
+    }
     s->n = n;
     if (s->x.kind != 'f') return 0;
     float *px = malloc(sizeof *px * (size_t)s->ac * s->ah * s->aw);
     int rc = px ? 0 : -1;
+    if (!px) fprintf(stderr, "%s: out of memory\n", s->prog);
     for (int i = 0; i < n && !rc; i++)
         if (npy_image(&s->x, (size_t)i, px)) {
             fprintf(stderr,
@@ -481,7 +485,9 @@ static int take_arrays(const char *what, npy_array *x, const npy_array *y, int c
 static int npz_load(const char *path, const char *split, int count, folder_set *s) {
     npy_array x, y;
     if (npz_find(s->prog, path, split, &s->map, &x, &y)) return -1;
-    const int rc = take_arrays(path, &x, &y, count, s);
+    char what_y[4200];
+    snprintf(what_y, sizeof what_y, "%s: y_%.20s", path, split);
+    const int rc = take_arrays(path, what_y, &x, &y, count, s);
     npy_array_free(&x);
     npy_array_free(&y);
     return rc;
@@ -620,7 +626,7 @@ int folder_load_pair(const char *prog, const char *images, const char *labels, c
     s->mapped = !rc; /* s->map is to be closed */
     if (!rc && (rc = open_array(prog, labels, &ymap, &y)) == 0) {
         rc = check_arrays(prog, images, &x, labels, &y);
-        if (!rc) rc = take_arrays(images, &x, &y, names ? count : 0, s);
+        if (!rc) rc = take_arrays(images, labels, &x, &y, names ? count : 0, s);
         npz_close(&ymap);
     }
     npy_array_free(&x);
