@@ -196,8 +196,7 @@ static void test_idx(void) {
     b.len--;
     path = save("short-idx3-ubyte", &b);
     err[0] = '\0';
-    CHECK(idx_map(path, &map, &a, err, sizeof err) && strstr(err, "truncated") &&
-              strstr(err, path),
+    CHECK(idx_map(path, &map, &a, err, sizeof err) && strstr(err, "truncated") && strstr(err, path),
           "truncated IDX: \"%s\"", err);
     b.len++;
     add(&b, "x", 1);
@@ -285,8 +284,8 @@ static void bad_npy(const char *name, const bytes *b, const char *reason) {
     capture();
     const int rc = npy_open("array_fixtures", path, &map, &a);
     const char *text = said();
-    CHECK(rc == -1 && strstr(text, reason) && strstr(text, path), "%s: \"%s\" (want \"%s\")",
-          name, text, reason);
+    CHECK(rc == -1 && strstr(text, reason) && strstr(text, path), "%s: \"%s\" (want \"%s\")", name,
+          text, reason);
     CHECK(!map.map, "%s: a refused file left mapped", name);
     if (!rc) npz_close(&map);
 }
@@ -455,8 +454,10 @@ static bytes zip(member *m, int count, uint32_t crc_off) {
         add(&z, m[k].name, nlen);
         add(&z, data.p, data.len);
         add_le(&cd, 0x02014b50u, 4);
-        add_le(&cd, 20, 2), add_le(&cd, 20, 2), add_le(&cd, 0, 2), add_le(&cd, m[k].deflate ? 8 : 0, 2);
-        add_le(&cd, 0, 4), add_le(&cd, crc, 4), add_le(&cd, data.len, 4), add_le(&cd, m[k].npy.len, 4);
+        add_le(&cd, 20, 2), add_le(&cd, 20, 2), add_le(&cd, 0, 2),
+            add_le(&cd, m[k].deflate ? 8 : 0, 2);
+        add_le(&cd, 0, 4), add_le(&cd, crc, 4), add_le(&cd, data.len, 4),
+            add_le(&cd, m[k].npy.len, 4);
         add_le(&cd, nlen, 2), add_le(&cd, 0, 2), add_le(&cd, 0, 2), add_le(&cd, 0, 2);
         add_le(&cd, 0, 2), add_le(&cd, 0, 4), add_le(&cd, offset, 4);
         add(&cd, m[k].name, nlen);
@@ -465,7 +466,8 @@ static bytes zip(member *m, int count, uint32_t crc_off) {
     const size_t at = z.len;
     add(&z, cd.p, cd.len);
     add_le(&z, 0x06054b50u, 4);
-    add_le(&z, 0, 2), add_le(&z, 0, 2), add_le(&z, (uint64_t)count, 2), add_le(&z, (uint64_t)count, 2);
+    add_le(&z, 0, 2), add_le(&z, 0, 2), add_le(&z, (uint64_t)count, 2),
+        add_le(&z, (uint64_t)count, 2);
     add_le(&z, cd.len, 4), add_le(&z, at, 4), add_le(&z, 0, 2);
     free(cd.p);
     return z;
@@ -532,8 +534,8 @@ static void bad_npz(const char *name, const bytes *z, const char *reason) {
         npz_close(&f);
     }
     const char *text = said();
-    CHECK(rc == -1 && strstr(text, reason) && strstr(text, path), "%s: \"%s\" (want \"%s\")",
-          name, text, reason);
+    CHECK(rc == -1 && strstr(text, reason) && strstr(text, path), "%s: \"%s\" (want \"%s\")", name,
+          text, reason);
 }
 
 static void test_npz(void) {
@@ -632,16 +634,17 @@ static void test_writer(int zip64) {
         char cmd[2048];
         snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' 2>/dev/null", py);
         if (system(cmd) == 0) {
-            snprintf(cmd, sizeof cmd,
-                     "'%s' -c 'import numpy as np, sys, zipfile\n"
-                     "z = np.load(sys.argv[1])\n"
-                     "assert z.files == [\"x_test\", \"y_test\"], z.files\n"
-                     "x = z[\"x_test\"]\n"
-                     "assert x.dtype == np.uint8 and x.shape == (3, 4, 5), x.shape\n"
-                     "assert z[\"y_test\"].tolist() == [5, 0, 3] and z[\"y_test\"].dtype == np.int64\n"
-                     "assert x.tobytes() == open(sys.argv[2], \"rb\").read()\n"
-                     "assert zipfile.ZipFile(sys.argv[1]).testzip() is None\n' '%s' '%s'",
-                     py, path, save("pixels", &px));
+            snprintf(
+                cmd, sizeof cmd,
+                "'%s' -c 'import numpy as np, sys, zipfile\n"
+                "z = np.load(sys.argv[1])\n"
+                "assert z.files == [\"x_test\", \"y_test\"], z.files\n"
+                "x = z[\"x_test\"]\n"
+                "assert x.dtype == np.uint8 and x.shape == (3, 4, 5), x.shape\n"
+                "assert z[\"y_test\"].tolist() == [5, 0, 3] and z[\"y_test\"].dtype == np.int64\n"
+                "assert x.tobytes() == open(sys.argv[2], \"rb\").read()\n"
+                "assert zipfile.ZipFile(sys.argv[1]).testzip() is None\n' '%s' '%s'",
+                py, path, save("pixels", &px));
             CHECK(system(cmd) == 0, "np.load of the writer's %s", path);
         }
     }
@@ -664,7 +667,9 @@ int main(void) {
     test_writer(0);
     test_writer(1);
     nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-    if (failures) fprintf(stderr, "array_fixtures: %d failures\n", failures);
-    else printf("array_fixtures: ok\n");
+    if (failures)
+        fprintf(stderr, "array_fixtures: %d failures\n", failures);
+    else
+        printf("array_fixtures: ok\n");
     return failures ? 1 : 0;
 }

@@ -21,7 +21,7 @@
 #error "RAM_MODELS_DIR: the directory of the committed models (tests/CMakeLists.txt)"
 #endif
 
-static char run_dir[64];
+static char run_dir[4096];
 
 static unsigned char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -62,7 +62,8 @@ static const unsigned char *chunk(const unsigned char *d, size_t len, const char
     return NULL;
 }
 
-static uint32_t float_bits(float f) { /* the same on every host whose ints and floats share an order */
+static uint32_t
+float_bits(float f) { /* the same on every host whose ints and floats share an order */
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
@@ -100,12 +101,12 @@ START_TEST(test_committed_model_decodes) {
                   differ, m->n_params, first);
     /* a value a reader of the wrong byte order could not mistake: the first
      * weight's bytes reversed are another float */
-    const uint32_t b0 = le32(f), swapped = b0 >> 24 | (b0 >> 8 & 0xff00u) |
-                                           (b0 << 8 & 0xff0000u) | b0 << 24;
+    const uint32_t b0 = le32(f),
+                   swapped = b0 >> 24 | (b0 >> 8 & 0xff00u) | (b0 << 8 & 0xff0000u) | b0 << 24;
     ck_assert_uint_ne(b0, swapped);
 
     /* written back, the same bytes */
-    char path[128];
+    char path[4200];
     snprintf(path, sizeof path, "%s/mnist.ram", run_dir);
     ck_assert_int_eq(ram_model_save(m, path), RAM_OK);
     size_t len2;
@@ -137,7 +138,7 @@ START_TEST(test_written_little_endian) {
         memcpy(&m->w[i], &u, sizeof u);
     }
     ram_model_touch(m);
-    char path[128];
+    char path[4200];
     snprintf(path, sizeof path, "%s/chosen.ram", run_dir);
     ck_assert_int_eq(ram_model_save(m, path), RAM_OK);
     size_t len;
@@ -171,7 +172,8 @@ static Suite *byteorder_suite(void) {
 }
 
 int main(void) {
-    strcpy(run_dir, "/tmp/check_byteorder-XXXXXX");
+    const char *tmp = getenv("TMPDIR");
+    snprintf(run_dir, sizeof run_dir, "%s/check_byteorder-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(run_dir)) {
         perror("mkdtemp");
         return 1;

@@ -117,7 +117,8 @@ static int parse(int argc, char **argv, options *o) {
     if (o->colour && o->format == FORMAT_IDX)
         return opts_usage_error(&tool, "--colour writes RGB images: use --format png or npz");
     if (o->colour && o->dataset != DATASET_MNIST)
-        return opts_usage_error(&tool, "--colour places MNIST's digits itself: use --dataset mnist");
+        return opts_usage_error(&tool,
+                                "--colour places MNIST's digits itself: use --dataset mnist");
     if (o->colour && o->colour < 28 * o->scale)
         return opts_usage_error(&tool, "--colour SIDE must be at least 28 x --scale (the digit)");
     if (!o->colour && opts_find(t, n, "--scale")->seen)
@@ -295,7 +296,8 @@ static void image_bytes(const options *o, const selection *sel, const float *dig
     for (size_t p = 0; p < plane; p++)
         for (int c = 0; c < 3; c++) {
             const float v = work[(size_t)c * plane + p];
-            bytes[p * 3 + (size_t)c] = (unsigned char)((v > 0 ? (v < 1 ? v : 1) : 0) * 255.0f + 0.5f);
+            bytes[p * 3 + (size_t)c] =
+                (unsigned char)((v > 0 ? (v < 1 ? v : 1) : 0) * 255.0f + 0.5f);
         }
 }
 
@@ -430,8 +432,10 @@ static int npz_split(const options *o, npz_writer *w, int split) {
             unsigned char b[8] = {(unsigned char)labels[sel.first + i]}; /* 0..9, little-endian */
             rc = npz_write_data(w, b, 8, err, sizeof err);
         }
-        if (rc) fprintf(stderr, "ram-data: %s\n", err);
-        else summary(o, &sel, mnist_split);
+        if (rc)
+            fprintf(stderr, "ram-data: %s\n", err);
+        else
+            summary(o, &sel, mnist_split);
     }
     free(work);
     free(bytes);

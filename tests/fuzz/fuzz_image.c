@@ -21,7 +21,7 @@ static void fail(const char *what, const char *err) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char err[256] = "";
-    image img = {-1, -1, -1, NULL};
+    image img = {-1, -1, -1, NULL, 0};
     if (image_decode(data, size, MAX_PIXELS, &img, err, sizeof err)) {
         if (!err[0]) fail("a failure without a message", "");
         if (img.c != -1 || img.h != -1 || img.w != -1 || img.px)

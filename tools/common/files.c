@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,4 +86,14 @@ long file_peak_memory_kb(void) {
         if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
     if (f) fclose(f);
     return kb;
+}
+
+int file_fail(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
 }

@@ -12,6 +12,10 @@ int file_check_writable(const char *prog, const char *option, const char *path);
 /* The whole file, malloc'ed, and its length; NULL on failure (errno set). */
 unsigned char *file_read_all(const char *path, size_t *len);
 
+/* Write a message into err[0..errlen) (err may be NULL or errlen 0) and
+ * return -1: the readers' way of failing with a reason. */
+int file_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The most memory this process has held (resident set, kB), or -1 where the
  * system does not tell (it is read from /proc/self/status). */
 long file_peak_memory_kb(void);

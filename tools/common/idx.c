@@ -379,8 +379,7 @@ int idx_parse(const unsigned char *data, size_t size, npy_array *a, char *err, s
                     data[3]);
     const int nd = data[3];
     const size_t hlen = 4 + 4 * (size_t)nd;
-    if (size < hlen)
-        return fail(err, errlen, "truncated header (%zu of %zu bytes)", size, hlen);
+    if (size < hlen) return fail(err, errlen, "truncated header (%zu of %zu bytes)", size, hlen);
     npy_array t = {.data = data + hlen, .kind = 'u', .item = 1, .ndim = nd, .count = 1};
     for (int i = 0; i < nd; i++) {
         const uint32_t d = get_be32(data + 4 + 4 * i);

@@ -17,16 +17,6 @@
 #include <png.h>
 #endif
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 int image_is_image_name(const char *name) {
     const char *dot = strrchr(name, '.');
     return dot &&
@@ -35,10 +25,10 @@ int image_is_image_name(const char *name) {
 
 /* The header's size, checked before anything of that size is allocated. */
 static int check_size(unsigned long w, unsigned long h, long max_pixels, char *err, size_t errlen) {
-    if (w == 0 || h == 0) return fail(err, errlen, "declares a size of %lux%lu", w, h);
+    if (w == 0 || h == 0) return file_fail(err, errlen, "declares a size of %lux%lu", w, h);
     if ((uint64_t)w * h > (uint64_t)max_pixels)
-        return fail(err, errlen, "declares %lux%lu pixels, more than the %ld this reads", w, h,
-                    max_pixels);
+        return file_fail(err, errlen, "declares %lux%lu pixels, more than the %ld this reads", w, h,
+                         max_pixels);
     return 0;
 }
 
@@ -107,13 +97,14 @@ static int png_setup(png_structp png, png_infop info, decoder *d, long max_pixel
     *stride = png_get_rowbytes(png, info);
     /* Deflate packs at most about 1032 bytes into one: a shorter file
      * cannot hold the image, and is refused before its buffer is made. */
-    if (*stride * h / 1032 > d->size) return fail(err, errlen, "is truncated");
+    if (*stride * h / 1032 > d->size) return file_fail(err, errlen, "is truncated");
     d->out = (image){png_get_channels(png, info), (int)h, (int)w, NULL, 0};
     if (d->probe) return 1;
     d->rows = malloc(*stride * h);
     d->row_ptrs = malloc(sizeof *d->row_ptrs * h);
     d->out.px = malloc(sizeof(float) * d->out.c * h * w);
-    if (!d->rows || !d->row_ptrs || !d->out.px) return fail(err, errlen, "is too large to read");
+    if (!d->rows || !d->row_ptrs || !d->out.px)
+        return file_fail(err, errlen, "is too large to read");
     for (png_uint_32 y = 0; y < h; y++)
         d->row_ptrs[y] = d->rows + y * *stride;
     return 0;
@@ -124,9 +115,9 @@ static int decode_png(decoder *d, long max_pixels, char *err, size_t errlen) {
     png_infop info = png ? png_create_info_struct(png) : NULL;
     int rc = -1;
     if (!info) {
-        fail(err, errlen, "out of memory");
+        file_fail(err, errlen, "out of memory");
     } else if (setjmp(png_jmpbuf(png))) {
-        fail(err, errlen, "is not a valid PNG (%s)", d->msg);
+        file_fail(err, errlen, "is not a valid PNG (%s)", d->msg);
     } else {
         png_set_read_fn(png, d, png_read_mem);
         png_set_user_limits(png, 0x7fffffff, 0x7fffffff); /* the pixel limit is ours */
@@ -171,7 +162,7 @@ static void jpeg_emit(j_common_ptr j, int level) {
 static int jpeg_setup(struct jpeg_decompress_struct *j, decoder *d, long max_pixels, size_t *stride,
                       char *err, size_t errlen) {
     if (j->jpeg_color_space == JCS_CMYK || j->jpeg_color_space == JCS_YCCK)
-        return fail(err, errlen, "is a CMYK JPEG; convert it to RGB first");
+        return file_fail(err, errlen, "is a CMYK JPEG; convert it to RGB first");
     if (check_size(j->image_width, j->image_height, max_pixels, err, errlen)) return -1;
     j->out_color_space = j->num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     if (d->probe) {
@@ -185,7 +176,7 @@ static int jpeg_setup(struct jpeg_decompress_struct *j, decoder *d, long max_pix
     d->out = (image){j->output_components, (int)j->output_height, (int)j->output_width, NULL, 0};
     d->rows = malloc(*stride * j->output_height);
     d->out.px = malloc(sizeof(float) * *stride * j->output_height);
-    if (!d->rows || !d->out.px) return fail(err, errlen, "is too large to read");
+    if (!d->rows || !d->out.px) return file_fail(err, errlen, "is too large to read");
     return 0;
 }
 
@@ -197,7 +188,7 @@ static int decode_jpeg(decoder *d, long max_pixels, char *err, size_t errlen) {
     f.mgr.emit_message = jpeg_emit;
     int rc = -1;
     if (setjmp(f.jump)) {
-        fail(err, errlen, "is not a valid JPEG (%s)", d->msg);
+        file_fail(err, errlen, "is not a valid JPEG (%s)", d->msg);
         jpeg_destroy_decompress(&j);
         return -1;
     }
@@ -224,11 +215,11 @@ static int decode_jpeg(decoder *d, long max_pixels, char *err, size_t errlen) {
 #else
 static int decode_png(decoder *d, long max_pixels, char *err, size_t errlen) {
     (void)d, (void)max_pixels;
-    return fail(err, errlen, "cannot be read: the tools were built without libpng");
+    return file_fail(err, errlen, "cannot be read: the tools were built without libpng");
 }
 static int decode_jpeg(decoder *d, long max_pixels, char *err, size_t errlen) {
     (void)d, (void)max_pixels;
-    return fail(err, errlen, "cannot be read: the tools were built without libjpeg");
+    return file_fail(err, errlen, "cannot be read: the tools were built without libjpeg");
 }
 #endif
 
@@ -242,7 +233,7 @@ static int decode(const unsigned char *data, size_t size, long max_pixels, int p
     else if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff)
         rc = decode_jpeg(&d, max_pixels, err, errlen);
     else
-        rc = fail(err, errlen, "is neither a PNG nor a JPEG file");
+        rc = file_fail(err, errlen, "is neither a PNG nor a JPEG file");
     free(d.rows);
     free(d.row_ptrs);
     if (rc) {
@@ -261,11 +252,11 @@ int image_decode(const unsigned char *data, size_t size, long max_pixels, image 
 static int load(const char *path, int probe, image *img, char *err, size_t errlen) {
     size_t len = 0;
     unsigned char *data = file_read_all(path, &len);
-    if (!data) return fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    if (!data) return file_fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
     char why[256];
     int rc = decode(data, len, IMAGE_MAX_PIXELS, probe, img, why, sizeof why);
     free(data);
-    if (rc) fail(err, errlen, "%s %s", path, why);
+    if (rc) file_fail(err, errlen, "%s %s", path, why);
     return rc;
 }
 

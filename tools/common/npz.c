@@ -2,6 +2,8 @@
 /* NumPy .npz and .npy files, memory-mapped or inflated (see npz.h). */
 #include "npz.h"
 
+#include "files.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -112,8 +114,9 @@ static int find_member(const npz_file *z, const char *want, zip_entry *m) {
             const uint64_t start =
                 local + 30 + le(z->map + local + 26, 2) + le(z->map + local + 28, 2);
             if (start > z->len || csize > z->len - start) return -1;
-            *m = (zip_entry){z->map + start, csize, usize, (uint32_t)le(h + 16, 4),
-                             (int)le(h + 10, 2), (int)le(h + 8, 2)};
+            *m = (zip_entry){
+                z->map + start,   csize, usize, (uint32_t)le(h + 16, 4), (int)le(h + 10, 2),
+                (int)le(h + 8, 2)};
             return 0;
         }
         off += 46 + n + x + c;
@@ -145,16 +148,6 @@ int npz_has(const char *path, const char *name) {
     return rc == 0;
 }
 
-static int say(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* ---- .npy headers -------------------------------------------------------------- */
 
 static const char *blanks(const char *s) {
@@ -167,34 +160,42 @@ static const char *blanks(const char *s) {
 static const char *parse_descr(const char *s, npy_array *a, char *err, size_t errlen) {
     const char q = *s;
     if (q != '\'' && q != '"') {
-        say(err, errlen, "descr is not a plain type string (a structured dtype?)");
+        file_fail(err, errlen, "descr is not a plain type string (a structured dtype?)");
         return NULL;
     }
     const char *end = strchr(s + 1, q);
     if (!end) {
-        say(err, errlen, "descr is not closed");
+        file_fail(err, errlen, "descr is not closed");
         return NULL;
     }
     const int len = (int)(end - s - 1);
     const char *d = s + 1;
     if (len < 2 || len > 3 || !strchr("<|=>", d[0])) {
-        say(err, errlen, "dtype '%.*s' is not one of these tools' (uint8, uint16, int, float32, "
-                         "float64, bool)", len > 16 ? 16 : len, d);
+        file_fail(err, errlen,
+                  "dtype '%.*s' is not one of these tools' (uint8, uint16, int, float32, "
+                  "float64, bool)",
+                  len > 16 ? 16 : len, d);
         return NULL;
     }
     const int bytes = d[2] - '0';
-    if (len != 3 || !strchr("uifb", d[1]) || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)) {
-        say(err, errlen, "dtype '%.*s' is not one of these tools' (uint8, uint16, int, float32, "
-                         "float64, bool)", len, d);
+    if (len != 3 || !strchr("uifb", d[1]) ||
+        (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)) {
+        file_fail(err, errlen,
+                  "dtype '%.*s' is not one of these tools' (uint8, uint16, int, float32, "
+                  "float64, bool)",
+                  len, d);
         return NULL;
     }
     if (d[0] == '>' && bytes > 1) {
-        say(err, errlen, "dtype '%.3s' is big-endian: save it little-endian (x.astype(x.dtype."
-                         "newbyteorder('<')))", d);
+        file_fail(err, errlen,
+                  "dtype '%.3s' is big-endian: save it little-endian (x.astype(x.dtype."
+                  "newbyteorder('<')))",
+                  d);
         return NULL;
     }
     if ((d[1] == 'f' && bytes < 4) || (d[1] == 'b' && bytes != 1)) {
-        say(err, errlen, "dtype '%.3s' is not one of these tools' (float32 and float64 only)", d);
+        file_fail(err, errlen, "dtype '%.3s' is not one of these tools' (float32 and float64 only)",
+                  d);
         return NULL;
     }
     a->kind = d[1];
@@ -205,42 +206,43 @@ static const char *parse_descr(const char *s, npy_array *a, char *err, size_t er
 /* The shape "(60000, 28, 28)" at s into a; where it ends, or NULL. */
 static const char *parse_shape(const char *s, npy_array *a, char *err, size_t errlen) {
     if (*s != '(') {
-        say(err, errlen, "shape is not a tuple");
+        file_fail(err, errlen, "shape is not a tuple");
         return NULL;
     }
     a->ndim = 0;
     a->count = 1;
     for (s = blanks(s + 1); *s != ')';) {
         if (*s < '0' || *s > '9') {
-            say(err, errlen, "shape is not a tuple of sizes");
+            file_fail(err, errlen, "shape is not a tuple of sizes");
             return NULL;
         }
         errno = 0;
         char *end;
         const long long v = strtoll(s, &end, 10);
         if (errno || v > (long long)(SIZE_MAX >> 1) || v > 0x7fffffffffffffffLL) {
-            say(err, errlen, "shape has an absurd size %.20s", s);
+            file_fail(err, errlen, "shape has an absurd size %.20s", s);
             return NULL;
         }
         if (a->ndim == 4) {
-            say(err, errlen, "more than 4 dimensions");
+            file_fail(err, errlen, "more than 4 dimensions");
             return NULL;
         }
         if (v && a->count > (SIZE_MAX >> 1) / (size_t)v) {
-            say(err, errlen, "shape's sizes multiply to more than memory can hold");
+            file_fail(err, errlen, "shape's sizes multiply to more than memory can hold");
             return NULL;
         }
         a->shape[a->ndim++] = (long)v;
         a->count *= (size_t)v;
         s = blanks(*end == 'L' ? end + 1 : end);
-        if (*s == ',') s = blanks(s + 1);
+        if (*s == ',')
+            s = blanks(s + 1);
         else if (*s != ')') {
-            say(err, errlen, "shape is not a tuple of sizes");
+            file_fail(err, errlen, "shape is not a tuple of sizes");
             return NULL;
         }
     }
     if (a->count > (SIZE_MAX >> 1) / (size_t)a->item) {
-        say(err, errlen, "shape's sizes multiply to more than memory can hold");
+        file_fail(err, errlen, "shape's sizes multiply to more than memory can hold");
         return NULL;
     }
     return s + 1;
@@ -249,20 +251,21 @@ static const char *parse_shape(const char *s, npy_array *a, char *err, size_t er
 /* The header dict h[len] (not NUL-terminated) into a: 0 or -1. */
 static int parse_header(const char *h, size_t len, npy_array *a, char *err, size_t errlen) {
     char buf[4096];
-    if (len >= sizeof buf) return say(err, errlen, "header of %zu bytes: too long for a plain array", len);
+    if (len >= sizeof buf)
+        return file_fail(err, errlen, "header of %zu bytes: too long for a plain array", len);
     memcpy(buf, h, len);
     buf[len] = '\0';
-    if (strlen(buf) != len) return say(err, errlen, "header holds a NUL byte");
+    if (strlen(buf) != len) return file_fail(err, errlen, "header holds a NUL byte");
     int seen = 0; /* 1 descr, 2 fortran_order, 4 shape */
     const char *s = blanks(buf);
-    if (*s != '{') return say(err, errlen, "header is not a dict");
+    if (*s != '{') return file_fail(err, errlen, "header is not a dict");
     for (s = blanks(s + 1); *s != '}';) {
         const char q = *s;
         const char *key = s + 1, *end = q == '\'' || q == '"' ? strchr(key, q) : NULL;
-        if (!end) return say(err, errlen, "header is not a dict of quoted keys");
+        if (!end) return file_fail(err, errlen, "header is not a dict of quoted keys");
         const size_t klen = (size_t)(end - key);
         s = blanks(end + 1);
-        if (*s != ':') return say(err, errlen, "header is not a dict");
+        if (*s != ':') return file_fail(err, errlen, "header is not a dict");
         s = blanks(s + 1);
         int bit;
         if (klen == 5 && !memcmp(key, "descr", 5)) {
@@ -271,9 +274,11 @@ static int parse_header(const char *h, size_t len, npy_array *a, char *err, size
         } else if (klen == 13 && !memcmp(key, "fortran_order", 13)) {
             bit = 2;
             if (!strncmp(s, "True", 4))
-                return say(err, errlen, "fortran_order is True: save it in C order "
-                                        "(np.ascontiguousarray)");
-            if (strncmp(s, "False", 5)) return say(err, errlen, "fortran_order is not a bool");
+                return file_fail(err, errlen,
+                                 "fortran_order is True: save it in C order "
+                                 "(np.ascontiguousarray)");
+            if (strncmp(s, "False", 5))
+                return file_fail(err, errlen, "fortran_order is not a bool");
             s += 5;
         } else if (klen == 5 && !memcmp(key, "shape", 5)) {
             bit = 4;
@@ -281,22 +286,28 @@ static int parse_header(const char *h, size_t len, npy_array *a, char *err, size
             if (!(seen & 1)) a->item = 1;
             s = parse_shape(s, a, err, errlen);
         } else {
-            return say(err, errlen, "header has an unknown key '%.*s'", (int)(klen > 20 ? 20 : klen),
-                       key);
+            return file_fail(err, errlen, "header has an unknown key '%.*s'",
+                             (int)(klen > 20 ? 20 : klen), key);
         }
         if (!s) return -1;
-        if (seen & bit) return say(err, errlen, "header has a key twice");
+        if (seen & bit) return file_fail(err, errlen, "header has a key twice");
         seen |= bit;
         s = blanks(s);
-        if (*s == ',') s = blanks(s + 1);
-        else if (*s != '}') return say(err, errlen, "header is not a dict");
+        if (*s == ',')
+            s = blanks(s + 1);
+        else if (*s != '}')
+            return file_fail(err, errlen, "header is not a dict");
     }
-    if (seen != 7) return say(err, errlen, "header lacks %s", !(seen & 1) ? "descr" : !(seen & 2) ? "fortran_order" : "shape");
+    if (seen != 7)
+        return file_fail(err, errlen, "header lacks %s",
+                         !(seen & 1)   ? "descr"
+                         : !(seen & 2) ? "fortran_order"
+                                       : "shape");
     if (a->count > (SIZE_MAX >> 1) / (size_t)a->item)
-        return say(err, errlen, "shape's sizes multiply to more than memory can hold");
+        return file_fail(err, errlen, "shape's sizes multiply to more than memory can hold");
     for (s = blanks(s + 1); *s == '\n' || *s == ' ' || *s == '\r';)
         s++;
-    return *s ? say(err, errlen, "header has bytes after its dict") : 0;
+    return *s ? file_fail(err, errlen, "header has bytes after its dict") : 0;
 }
 
 /* An .npy in data[size] into a; `exact`: the data must fill the rest exactly
@@ -304,25 +315,25 @@ static int parse_header(const char *h, size_t len, npy_array *a, char *err, size
 static int parse_npy(const unsigned char *data, uint64_t size, int exact, npy_array *a, char *err,
                      size_t errlen) {
     if (size < 10 || memcmp(data, "\x93NUMPY", 6))
-        return say(err, errlen, "not an .npy array (no \\x93NUMPY magic)");
+        return file_fail(err, errlen, "not an .npy array (no \\x93NUMPY magic)");
     if (data[6] < 1 || data[6] > 3)
-        return say(err, errlen, ".npy format version %d.%d (these tools read 1 to 3)", data[6],
-                   data[7]);
+        return file_fail(err, errlen, ".npy format version %d.%d (these tools read 1 to 3)",
+                         data[6], data[7]);
     const int wide = data[6] > 1;
-    if (size < (wide ? 12u : 10u)) return say(err, errlen, "truncated .npy header");
+    if (size < (wide ? 12u : 10u)) return file_fail(err, errlen, "truncated .npy header");
     const uint64_t hlen = le(data + 8, wide ? 4 : 2), start = (wide ? 12 : 10) + hlen;
     if (start > size)
-        return say(err, errlen, "truncated: the header needs %llu bytes, there are %llu",
-                   (unsigned long long)start, (unsigned long long)size);
+        return file_fail(err, errlen, "truncated: the header needs %llu bytes, there are %llu",
+                         (unsigned long long)start, (unsigned long long)size);
     *a = (npy_array){.data = data + start};
     if (parse_header((const char *)data + (wide ? 12 : 10), hlen, a, err, errlen)) return -1;
     const uint64_t need = (uint64_t)a->count * (uint64_t)a->item, have = size - start;
     if (need > have)
-        return say(err, errlen, "truncated: shape needs %llu bytes of data, there are %llu",
-                   (unsigned long long)need, (unsigned long long)have);
+        return file_fail(err, errlen, "truncated: shape needs %llu bytes of data, there are %llu",
+                         (unsigned long long)need, (unsigned long long)have);
     if (exact && need < have)
-        return say(err, errlen, "%llu bytes after the data the shape needs (%llu)",
-                   (unsigned long long)(have - need), (unsigned long long)need);
+        return file_fail(err, errlen, "%llu bytes after the data the shape needs (%llu)",
+                         (unsigned long long)(have - need), (unsigned long long)need);
     a->layout = npy_image_layout(a);
     return 0;
 }
@@ -377,26 +388,30 @@ static size_t memory_bytes(void) {
 static unsigned char *inflate_member(const zip_entry *m, char *err, size_t errlen) {
     /* deflate cannot do better than about 1032 to 1: a larger claim is damage */
     if (m->usize > NPZ_MAX_INFLATED || m->usize / 1032 > m->csize + 1) {
-        say(err, errlen, "claims %llu bytes inflated from %llu: damaged (or over the %zu GiB "
-                         "these tools inflate)",
-            (unsigned long long)m->usize, (unsigned long long)m->csize, NPZ_MAX_INFLATED >> 30);
+        file_fail(err, errlen,
+                  "claims %llu bytes inflated from %llu: damaged (or over the %zu GiB "
+                  "these tools inflate)",
+                  (unsigned long long)m->usize, (unsigned long long)m->csize,
+                  NPZ_MAX_INFLATED >> 30);
         return NULL;
     }
     if (m->usize > memory_bytes()) {
-        say(err, errlen, "inflates to %llu bytes, more than this machine's memory: save it with "
-                         "np.savez, whose members are memory-mapped",
-            (unsigned long long)m->usize);
+        file_fail(err, errlen,
+                  "inflates to %llu bytes, more than this machine's memory: save it with "
+                  "np.savez, whose members are memory-mapped",
+                  (unsigned long long)m->usize);
         return NULL;
     }
     unsigned char *out = malloc(m->usize ? (size_t)m->usize : 1);
     if (!out) {
-        say(err, errlen, "out of memory for its %llu inflated bytes", (unsigned long long)m->usize);
+        file_fail(err, errlen, "out of memory for its %llu inflated bytes",
+                  (unsigned long long)m->usize);
         return NULL;
     }
     z_stream s = {0};
     if (inflateInit2(&s, -MAX_WBITS) != Z_OK) {
         free(out);
-        say(err, errlen, "cannot start zlib's inflate");
+        file_fail(err, errlen, "cannot start zlib's inflate");
         return NULL;
     }
     /* zlib counts in uInt: feed and drain in pieces of at most 1 GiB */
@@ -425,21 +440,21 @@ static unsigned char *inflate_member(const zip_entry *m, char *err, size_t errle
     if (rc != Z_STREAM_END) {
         free(out);
         if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT)
-            say(err, errlen, "corrupt deflate data (%s)", msg ? msg : "zlib");
+            file_fail(err, errlen, "corrupt deflate data (%s)", msg ? msg : "zlib");
         else if (rc == Z_MEM_ERROR)
-            say(err, errlen, "out of memory in zlib's inflate");
+            file_fail(err, errlen, "out of memory in zlib's inflate");
         else if (made >= m->usize)
-            say(err, errlen, "inflates to more than the %llu bytes its size field says",
-                (unsigned long long)m->usize);
+            file_fail(err, errlen, "inflates to more than the %llu bytes its size field says",
+                      (unsigned long long)m->usize);
         else
-            say(err, errlen, "truncated deflate data (%llu of %llu bytes inflated)",
-                (unsigned long long)made, (unsigned long long)m->usize);
+            file_fail(err, errlen, "truncated deflate data (%llu of %llu bytes inflated)",
+                      (unsigned long long)made, (unsigned long long)m->usize);
         return NULL;
     }
     if (made != m->usize) {
         free(out);
-        say(err, errlen, "inflates to %llu bytes, its size field says %llu", (unsigned long long)made,
-            (unsigned long long)m->usize);
+        file_fail(err, errlen, "inflates to %llu bytes, its size field says %llu",
+                  (unsigned long long)made, (unsigned long long)m->usize);
         return NULL;
     }
     uLong crc = crc32(0L, Z_NULL, 0);
@@ -447,8 +462,8 @@ static unsigned char *inflate_member(const zip_entry *m, char *err, size_t errle
         crc = crc32(crc, out + k, (uInt)(made - k < piece ? made - k : piece));
     if ((uint32_t)crc != m->crc) {
         free(out);
-        say(err, errlen, "bad CRC-32 (0x%08lx, the zip says 0x%08lx): damaged",
-            (unsigned long)(uint32_t)crc, (unsigned long)m->crc);
+        file_fail(err, errlen, "bad CRC-32 (0x%08lx, the zip says 0x%08lx): damaged",
+                  (unsigned long)(uint32_t)crc, (unsigned long)m->crc);
         return NULL;
     }
     return out;
@@ -464,18 +479,18 @@ int npz_read(const char *prog, const char *path, const npz_file *z, const char *
     if (rc) return rc;
     npy_array t;
     if (m.flags & 1)
-        say(why, sizeof why, "encrypted");
+        file_fail(why, sizeof why, "encrypted");
     else if (m.method == 0 && m.usize != m.csize)
-        say(why, sizeof why, "stored, but its two size fields disagree (%llu, %llu)",
-            (unsigned long long)m.csize, (unsigned long long)m.usize);
+        file_fail(why, sizeof why, "stored, but its two size fields disagree (%llu, %llu)",
+                  (unsigned long long)m.csize, (unsigned long long)m.usize);
     else if (m.method == 0) {
         if (!parse_npy(m.data, m.csize, 1, &t, why, sizeof why)) {
             *a = t;
             return 0;
         }
     } else if (m.method != 8)
-        say(why, sizeof why, "compressed by zip method %d (these tools inflate 8, deflate)",
-            m.method);
+        file_fail(why, sizeof why, "compressed by zip method %d (these tools inflate 8, deflate)",
+                  m.method);
     else {
         unsigned char *buf = inflate_member(&m, why, sizeof why);
         if (buf && !parse_npy(buf, m.usize, 1, &t, why, sizeof why)) {
@@ -566,7 +581,9 @@ double npy_value(const npy_array *a, size_t i) {
 #define NPY_MAX_SIDE   65536
 #define NPY_MAX_PIXELS ((size_t)1 << 28)
 
-static int plausible_channels(long c) { return c == 1 || c == 3 || c == 4; }
+static int plausible_channels(long c) {
+    return c == 1 || c == 3 || c == 4;
+}
 
 /* The layout and c, h, w of x, or the reason it has none. */
 static const char *image_shape(const npy_array *x, npy_layout *layout, int *c, int *h, int *w) {
@@ -656,23 +673,27 @@ int npy_image(const npy_array *x, size_t i, float *out) {
 
 int npy_labels(const npy_array *y, size_t n, int *out, int *max_label, char *err, size_t errlen) {
     if (!(y->ndim == 1 || (y->ndim == 2 && y->shape[1] == 1)))
-        return say(err, errlen, "labels must be N or N x 1 numbers (a %d-D array)", y->ndim);
-    if (y->kind == 'b') return say(err, errlen, "labels of bool: classes are whole numbers 0, 1, ...");
+        return file_fail(err, errlen, "labels must be N or N x 1 numbers (a %d-D array)", y->ndim);
+    if (y->kind == 'b')
+        return file_fail(err, errlen, "labels of bool: classes are whole numbers 0, 1, ...");
     if (y->kind == 'f' && y->item < 4)
-        return say(err, errlen, "labels must be integers (or whole float32 or float64 numbers)");
+        return file_fail(err, errlen,
+                         "labels must be integers (or whole float32 or float64 numbers)");
     if ((size_t)y->shape[0] != n)
-        return say(err, errlen, "%ld labels for %zu images", y->shape[0], n);
+        return file_fail(err, errlen, "%ld labels for %zu images", y->shape[0], n);
     int top = -1;
     for (size_t i = 0; i < n; i++) {
         const double v = npy_value(y, i);
         /* NaN fails the range test, which comes first: the cast needs a range */
         if (y->kind == 'f' && !(v > -1e15 && v < 1e15 && v == (double)(long long)v))
-            return say(err, errlen, "label %g of image %zu is not a whole number (the labels are "
-                                    "floats: class numbers must be integers)", v, i);
-        if (v < 0) return say(err, errlen, "label %.0f of image %zu is negative", v, i);
+            return file_fail(err, errlen,
+                             "label %g of image %zu is not a whole number (the labels are "
+                             "floats: class numbers must be integers)",
+                             v, i);
+        if (v < 0) return file_fail(err, errlen, "label %.0f of image %zu is negative", v, i);
         if (v > NPY_MAX_LABEL)
-            return say(err, errlen, "label %.0f of image %zu is over %d: a class number?", v, i,
-                       NPY_MAX_LABEL);
+            return file_fail(err, errlen, "label %.0f of image %zu is over %d: a class number?", v,
+                             i, NPY_MAX_LABEL);
         out[i] = (int)v;
         if (out[i] > top) top = out[i];
     }

@@ -72,8 +72,7 @@ int npz_array(const char *prog, const char *path, const npz_file *z, const char 
  * zip or .npy header, bad CRC-32, a size that does not match or is over
  * NPZ_MAX_INFLATED or this machine's memory).  A deflated member is inflated
  * into a->owned: release it with npy_array_free() before npz_close(). */
-int npz_read(const char *prog, const char *path, const npz_file *z, const char *name,
-             npy_array *a);
+int npz_read(const char *prog, const char *path, const npz_file *z, const char *name, npy_array *a);
 
 /* Whether `path` is named *.npy and is a regular file. */
 int npy_is_npy(const char *path);

@@ -2,6 +2,8 @@
 #define _DEFAULT_SOURCE /* fseeko */
 #include "npz_write.h"
 
+#include "files.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -13,16 +15,6 @@
 /* 1980-01-01 00:00, the earliest zip date: the same bytes on every run */
 #define ZIP_DATE 0x21
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 static unsigned char *put(unsigned char *p, uint64_t v, int n) {
     for (int i = 0; i < n; i++)
         *p++ = (unsigned char)(v >> 8 * i);
@@ -31,7 +23,7 @@ static unsigned char *put(unsigned char *p, uint64_t v, int n) {
 
 static int out(npz_writer *w, const void *b, size_t len, char *err, size_t errlen) {
     if (fwrite(b, 1, len, w->f) != len)
-        return fail(err, errlen, "%s: write error: %s", w->tmp, strerror(errno));
+        return file_fail(err, errlen, "%s: write error: %s", w->tmp, strerror(errno));
     w->at += len;
     return 0;
 }
@@ -39,10 +31,10 @@ static int out(npz_writer *w, const void *b, size_t len, char *err, size_t errle
 int npz_write_begin(npz_writer *w, const char *path, char *err, size_t errlen) {
     *w = (npz_writer){0};
     if (snprintf(w->path, sizeof w->path, "%s", path) >= (int)sizeof w->path)
-        return fail(err, errlen, "%s: path too long", path);
+        return file_fail(err, errlen, "%s: path too long", path);
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp", path);
     if (!(w->f = fopen(w->tmp, "wb")))
-        return fail(err, errlen, "%s: cannot create: %s", w->tmp, strerror(errno));
+        return file_fail(err, errlen, "%s: cannot create: %s", w->tmp, strerror(errno));
     return 0;
 }
 
@@ -52,13 +44,13 @@ static int close_member(npz_writer *w, char *err, size_t errlen) {
     w->open = 0;
     npz_entry *e = &w->entries[w->n - 1];
     if (w->left)
-        return fail(err, errlen, "%s: %s: %llu bytes short of its shape", w->tmp, e->name,
-                    (unsigned long long)w->left);
+        return file_fail(err, errlen, "%s: %s: %llu bytes short of its shape", w->tmp, e->name,
+                         (unsigned long long)w->left);
     unsigned char b[4];
     put(b, e->crc, 4);
     if (fseeko(w->f, (off_t)w->data, SEEK_SET) || fwrite(b, 1, 4, w->f) != 4 ||
         fseeko(w->f, 0, SEEK_END))
-        return fail(err, errlen, "%s: write error: %s", w->tmp, strerror(errno));
+        return file_fail(err, errlen, "%s: write error: %s", w->tmp, strerror(errno));
     return 0;
 }
 
@@ -70,9 +62,13 @@ static size_t npy_header(unsigned char *h, size_t cap, const char *descr, int nd
     size_t k = 0;
     for (int i = 0; i < ndim; i++)
         k += (size_t)snprintf(dims + k, sizeof dims - k, "%ld%s", shape[i],
-                              ndim == 1 ? "," : i + 1 < ndim ? ", " : "");
-    const int d = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, "
-                           "'shape': (%s), }", descr, dims);
+                              ndim == 1      ? ","
+                              : i + 1 < ndim ? ", "
+                                             : "");
+    const int d = snprintf(dict, sizeof dict,
+                           "{'descr': '%s', 'fortran_order': False, "
+                           "'shape': (%s), }",
+                           descr, dims);
     size_t total = 10 + (size_t)d + 1;
     total = (total + 63) / 64 * 64;
     if (total > cap || total - 10 > 65535) return 0;
@@ -88,24 +84,24 @@ int npz_write_member(npz_writer *w, const char *name, const char *descr, int ndi
                      const long *shape, char *err, size_t errlen) {
     if (close_member(w, err, errlen)) return -1;
     if (ndim < 1 || ndim > 4 || strlen(name) > 59 || strlen(descr) > 4)
-        return fail(err, errlen, "%s: %s: a bad member", w->tmp, name);
+        return file_fail(err, errlen, "%s: %s: a bad member", w->tmp, name);
     int item = descr[2] - '0';
     uint64_t bytes = (uint64_t)item;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0 || (shape[i] && bytes > UINT64_MAX / 2 / (uint64_t)shape[i]))
-            return fail(err, errlen, "%s: %s: a bad shape", w->tmp, name);
+            return file_fail(err, errlen, "%s: %s: a bad shape", w->tmp, name);
         bytes *= (uint64_t)shape[i];
     }
     if (w->n == w->cap) {
         const int cap = w->cap ? 2 * w->cap : 8;
         npz_entry *e = realloc(w->entries, sizeof *e * (size_t)cap);
-        if (!e) return fail(err, errlen, "%s: out of memory", w->tmp);
+        if (!e) return file_fail(err, errlen, "%s: out of memory", w->tmp);
         w->entries = e;
         w->cap = cap;
     }
     unsigned char h[1024];
     const size_t hlen = npy_header(h, sizeof h, descr, ndim, shape);
-    if (!hlen) return fail(err, errlen, "%s: %s: header too long", w->tmp, name);
+    if (!hlen) return file_fail(err, errlen, "%s: %s: header too long", w->tmp, name);
     npz_entry *e = &w->entries[w->n++];
     memset(e, 0, sizeof *e);
     snprintf(e->name, sizeof e->name, "%s.npy", name);
@@ -143,7 +139,7 @@ int npz_write_member(npz_writer *w, const char *name, const char *descr, int ndi
 
 int npz_write_data(npz_writer *w, const void *bytes, size_t len, char *err, size_t errlen) {
     if (!w->open || len > w->left)
-        return fail(err, errlen, "%s: more data than the member's shape holds", w->tmp);
+        return file_fail(err, errlen, "%s: more data than the member's shape holds", w->tmp);
     npz_entry *e = &w->entries[w->n - 1];
     const unsigned char *b = bytes;
     uLong crc = e->crc;
@@ -175,9 +171,9 @@ int npz_write_end(npz_writer *w, char *err, size_t errlen) {
         p = put(p, big_size ? ZIP_MAX32 : e->size, 4);
         p = put(p, nlen, 2);
         p = put(p, xlen ? xlen + 4 : 0, 2);
-        p = put(p, 0, 2);           /* comment */
-        p = put(p, 0, 2);           /* disk */
-        p = put(p, 0, 2);           /* internal attributes */
+        p = put(p, 0, 2);              /* comment */
+        p = put(p, 0, 2);              /* disk */
+        p = put(p, 0, 2);              /* internal attributes */
         p = put(p, 0100644u << 16, 4); /* a regular file, rw-r--r-- */
         p = put(p, big_off ? ZIP_MAX32 : e->offset, 4);
         memcpy(p, e->name, nlen);
@@ -223,11 +219,13 @@ int npz_write_end(npz_writer *w, char *err, size_t errlen) {
     if (fflush(f) != 0 || ferror(f)) {
         const int e = errno;
         fclose(f);
-        return fail(err, errlen, "%s: write error: %s", w->tmp, strerror(e));
+        return file_fail(err, errlen, "%s: write error: %s", w->tmp, strerror(e));
     }
-    if (fclose(f) != 0) return fail(err, errlen, "%s: write error: %s", w->tmp, strerror(errno));
+    if (fclose(f) != 0)
+        return file_fail(err, errlen, "%s: write error: %s", w->tmp, strerror(errno));
     if (rename(w->tmp, w->path) != 0)
-        return fail(err, errlen, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
+        return file_fail(err, errlen, "%s: cannot rename to %s: %s", w->tmp, w->path,
+                         strerror(errno));
     w->tmp[0] = '\0'; /* nothing left to remove */
     return 0;
 }

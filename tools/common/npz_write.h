@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 typedef struct npz_entry {
-    char name[64]; /* NAME.npy */
+    char name[64];         /* NAME.npy */
     uint64_t offset, size; /* of the local header; of the .npy */
     uint32_t crc;
 } npz_entry;
