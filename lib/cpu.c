@@ -41,6 +41,21 @@ bool ram_cpu_x86_kernels(void) {
     return k == 2;
 }
 
+/* __builtin_cpu_supports() reports AVX-512 only when the system saves the
+ * registers (XCR0), so a kernel without that support never sees them. */
+bool ram_cpu_x86_avx512(void) {
+    static _Atomic int known; /* 0: not asked yet; 1: no; 2: yes (the same benign race) */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        k = ram_cpu_x86_kernels() && __builtin_cpu_supports("avx512f") &&
+                    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
+                ? 2
+                : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+}
+
 int ram_cpu_x86_avx(void) {
     static _Atomic int known; /* 0: not asked yet; else the answer + 1 (the same benign race) */
     int k = atomic_load_explicit(&known, memory_order_relaxed);
@@ -59,6 +74,10 @@ void ram_cpu_relax(void) {
 }
 #else
 bool ram_cpu_x86_kernels(void) {
+    return false;
+}
+
+bool ram_cpu_x86_avx512(void) {
     return false;
 }
 

@@ -45,6 +45,9 @@ RAM_HIDDEN ram_status ram_copy_params(void *dst, size_t full, const void *user, 
 
 /* AVX2, FMA, F16C and POPCNT: the kernels of kernels_x86.c may run. */
 RAM_HIDDEN bool ram_cpu_x86_kernels(void);
+/* Those and AVX-512 F, BW and VL, enabled by the system: the kernels of
+ * kernels_avx512.c may run. */
+RAM_HIDDEN bool ram_cpu_x86_avx512(void);
 /* An x86-64 processor's vector units, for the BLAS check (blas.c): 2 with
  * AVX-512F besides AVX2 and FMA, 1 with AVX2 and FMA, 0 without them and on
  * other processors. */
@@ -343,6 +346,8 @@ RAM_HIDDEN ram_status ram_team_create(int threads, ram_status thread_failure, co
 RAM_HIDDEN void ram_team_free(ram_team *t);
 /* 1 for NULL */
 RAM_HIDDEN int ram_team_size(const ram_team *t);
+/* A monotonic clock, in seconds (for timing a team's work against none). */
+RAM_HIDDEN double ram_seconds(void);
 /* fn on every thread of the team (just the caller for NULL); returns when all
  * are done. */
 RAM_HIDDEN void ram_team_run(ram_team *t, ram_team_fn fn, void *arg);

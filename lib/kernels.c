@@ -6,6 +6,8 @@
 #include "kernels.h"
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* IEEE 754 binary16, by hand so that the library needs no F16C to be
@@ -116,27 +118,53 @@ static const ram_kernel_set portable = {
     .transpose = ram_portable_transpose,
 };
 
-const ram_kernel_set *ram_kernels(void) {
-#ifdef RAM_X86_KERNELS
-    if (ram_cpu_x86_kernels()) return &ram_kernels_x86;
-#endif
-#ifdef RAM_NEON_KERNELS
-    return &ram_kernels_neon;
-#else
-    return &portable;
-#endif
-}
-
 int ram_kernel_sets(const ram_kernel_set **sets) {
     int n = 0;
     sets[n++] = &portable;
 #ifdef RAM_X86_KERNELS
     if (ram_cpu_x86_kernels()) sets[n++] = &ram_kernels_x86;
+    if (ram_cpu_x86_avx512()) sets[n++] = &ram_kernels_avx512;
 #endif
 #ifdef RAM_NEON_KERNELS
     sets[n++] = &ram_kernels_neon;
 #endif
     return n;
+}
+
+int ram_kernel_sets_missing(const char **missing) {
+    int n = 0;
+#ifdef RAM_X86_KERNELS
+    if (!ram_cpu_x86_kernels()) missing[n++] = ram_kernels_x86.name;
+    if (!ram_cpu_x86_avx512()) missing[n++] = ram_kernels_avx512.name;
+#endif
+    (void)missing;
+    return n;
+}
+
+/* The most capable set, or the one RAM_KERNELS names among those that can
+ * run here (another name is ignored, with a warning: a program must not
+ * stop because of a tuning variable).  Asked once; the race on the first
+ * calls is benign, every thread finding the same set. */
+static const ram_kernel_set *choose(void) {
+    const ram_kernel_set *sets[RAM_KERNEL_SETS_MAX];
+    const int n = ram_kernel_sets(sets);
+    const char *want = getenv("RAM_KERNELS");
+    if (!want || !*want) return sets[n - 1];
+    for (int i = 0; i < n; i++)
+        if (!strcmp(want, sets[i]->name)) return sets[i];
+    ram_log(RAM_LOG_WARN, "RAM_KERNELS=%s: not a kernel set this processor runs; using %s", want,
+            sets[n - 1]->name);
+    return sets[n - 1];
+}
+
+const ram_kernel_set *ram_kernels(void) {
+    static const ram_kernel_set *_Atomic chosen;
+    const ram_kernel_set *k = atomic_load_explicit(&chosen, memory_order_acquire);
+    if (!k) {
+        k = choose();
+        atomic_store_explicit(&chosen, k, memory_order_release);
+    }
+    return k;
 }
 
 const char *ram_kernels_name(void) {

@@ -19,7 +19,8 @@ static inline void ram_finish_row(float *y, const float *b, int r, bool acc, flo
  * caller splits the rows between threads; the sets differ from each other
  * only where `fused` says (tests/check_kernels.c holds each to that). */
 typedef struct ram_kernel_set {
-    const char *name; /* what ram_kernels_name() reports: "avx2+fma", "neon", "portable" */
+    const char
+        *name; /* what ram_kernels_name() reports: "avx512", "avx2+fma", "neon", "portable" */
     /* The row kernels' sums: row r's inputs c + 8k (k = 0, 1, ...) go to
      * lane c of eight, each lane multiplied and added in input order, fused
      * (one rounding, an FMA) when `fused`, else a product then a sum; the
@@ -56,14 +57,20 @@ typedef struct ram_kernel_set {
     void (*transpose)(float *dst, const float *src, int rows, int cols);
 } ram_kernel_set;
 
-/* The set this processor runs, chosen from what cpu.c says it has (cheap:
- * asked once per process, then one load). */
+/* The set this processor runs: the most capable one it can (the last of
+ * ram_kernel_sets()), or the one the environment's RAM_KERNELS names if
+ * it can run here (for comparing sets on one machine).  Chosen on the
+ * first call, then one load. */
 RAM_HIDDEN const ram_kernel_set *ram_kernels(void);
 
-/* Every set that can run here, the portable one first, into sets (room for
- * RAM_KERNEL_SETS_MAX); their count.  For the tests, which compare them. */
-#define RAM_KERNEL_SETS_MAX 3
+/* Every set that can run here, the portable one first and the most capable
+ * last, into sets (room for RAM_KERNEL_SETS_MAX); their count.  For the
+ * tests, which compare them.  Those compiled in that this processor cannot
+ * run are named in `missing` (room for RAM_KERNEL_SETS_MAX, may be NULL)
+ * and counted in *nmissing, so that a test can say what it skipped. */
+#define RAM_KERNEL_SETS_MAX 4
 RAM_HIDDEN int ram_kernel_sets(const ram_kernel_set **sets);
+RAM_HIDDEN int ram_kernel_sets_missing(const char **missing);
 
 /* y[r] = base[r] + W[r] . x for r in [0, rows) with the chosen set (its
  * dot_rows for in >= 8, dot_rows_in2 for 2, the portable loop otherwise).
@@ -82,6 +89,17 @@ RAM_HIDDEN void ram_portable_transpose(float *dst, const float *src, int rows, i
 #define RAM_X86_KERNELS 1
 /* AVX2 + FMA + F16C + POPCNT (kernels_x86.c); only when ram_cpu_x86_kernels(). */
 RAM_HIDDEN extern const ram_kernel_set ram_kernels_x86;
+/* AVX-512 F/BW/VL (kernels_avx512.c): the AVX2 set's sums, the column
+ * kernel and nonzero finder twice as wide; only when ram_cpu_x86_avx512(). */
+RAM_HIDDEN extern const ram_kernel_set ram_kernels_avx512;
+/* The AVX2 set's kernels that the AVX-512 set shares. */
+RAM_HIDDEN void ram_x86_dot_rows(const float *W, int in, const float *x, int rows, const float *b,
+                                 float *y, bool acc);
+RAM_HIDDEN void ram_x86_dot_rows_half(const uint16_t *W, int in, const float *x, int rows,
+                                      const float *b, float *y, bool acc);
+RAM_HIDDEN void ram_x86_dot_rows_in2(const float *W, const float *x, int rows, const float *b,
+                                     float *y, bool acc);
+RAM_HIDDEN void ram_x86_transpose(float *dst, const float *src, int rows, int cols);
 #endif
 
 #if defined(__aarch64__) && defined(__ARM_NEON) && (defined(__GNUC__) || defined(__clang__))

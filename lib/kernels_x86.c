@@ -91,8 +91,8 @@ dot_block(const char *const w[8], const float *x, int in, float out[8], bool hal
  * portable kernel's operations, (0 + w0 x0) + w1 x1 with no FMA, so the
  * same bits as the scalar loop it replaces (a tenth of a batch-1 glimpse
  * step went to that loop). */
-__attribute__((target(RAM_X86_TARGET))) static void
-x86_dot_rows_in2(const float *W, const float *x, int rows, const float *b, float *y, bool acc) {
+__attribute__((target(RAM_X86_TARGET))) void
+ram_x86_dot_rows_in2(const float *W, const float *x, int rows, const float *b, float *y, bool acc) {
     const __m256 x0 = _mm256_set1_ps(x[0]), x1 = _mm256_set1_ps(x[1]), zero = _mm256_setzero_ps();
     for (int r = 0; r < rows; r += 8) {
         /* Rows r..r+7 as (c0, c1) pairs (the last block's copied into
@@ -135,15 +135,16 @@ dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, fl
     }
 }
 
-__attribute__((target(RAM_X86_TARGET))) static void
-x86_dot_rows(const float *W, int in, const float *x, int rows, const float *b, float *y, bool acc) {
+__attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_rows(const float *W, int in,
+                                                              const float *x, int rows,
+                                                              const float *b, float *y, bool acc) {
     dot_rows_x86(W, in, x, rows, b, y, acc, false);
 }
 
-__attribute__((target(RAM_X86_TARGET))) static void x86_dot_rows_half(const uint16_t *W, int in,
-                                                                      const float *x, int rows,
-                                                                      const float *b, float *y,
-                                                                      bool acc) {
+__attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_rows_half(const uint16_t *W, int in,
+                                                                   const float *x, int rows,
+                                                                   const float *b, float *y,
+                                                                   bool acc) {
     dot_rows_x86(W, in, x, rows, b, y, acc, true);
 }
 
@@ -283,8 +284,8 @@ transpose8x8(float *dst, int ldd, const float *src, int lds) {
     }
 }
 
-__attribute__((target(RAM_X86_TARGET))) static void x86_transpose(float *dst, const float *src,
-                                                                  int rows, int cols) {
+__attribute__((target(RAM_X86_TARGET))) void ram_x86_transpose(float *dst, const float *src,
+                                                               int rows, int cols) {
     const int r8 = rows / 8 * 8, c8 = cols / 8 * 8;
     for (int r = 0; r < r8; r += 8)
         for (int c = 0; c < c8; c += 8)
@@ -297,14 +298,14 @@ __attribute__((target(RAM_X86_TARGET))) static void x86_transpose(float *dst, co
 const ram_kernel_set ram_kernels_x86 = {
     .name = "avx2+fma",
     .fused = true,
-    .dot_rows = x86_dot_rows,
-    .dot_rows_half = x86_dot_rows_half,
-    .dot_rows_in2 = x86_dot_rows_in2,
+    .dot_rows = ram_x86_dot_rows,
+    .dot_rows_half = ram_x86_dot_rows_half,
+    .dot_rows_in2 = ram_x86_dot_rows_in2,
     .dot_cols = x86_dot_cols,
     .dot_cols_half = x86_dot_cols_half,
     .nonzeros = x86_nonzeros,
     .count_nonzeros = x86_count_nonzeros,
-    .transpose = x86_transpose,
+    .transpose = ram_x86_transpose,
 };
 
 #else

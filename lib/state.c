@@ -16,6 +16,25 @@
  * and the threads never wait for each other). */
 #define ROW_SPLIT_MAX RAM_GEMV_MAX_ROWS
 
+/* Whether the row split pays is measured, not assumed: its barriers cost a
+ * few microseconds a glimpse where the threads' cores are shared (a VM's
+ * vCPUs), which can exceed the work they divide (the paper's MNIST model
+ * at batch 1 took 29 us with two threads against 21 us alone on a 2-vCPU
+ * machine).  The state's small calls alternate between the split and the
+ * caller's thread alone, CHOOSE_TRIALS calls each, and the faster per image
+ * (the fastest call of each way, the least disturbed) is used from then on;
+ * the choice is made again every CHOOSE_AGAIN small calls, as the machine's
+ * load changes.  Both ways give the same bits, so the choice changes only
+ * the time. */
+#define CHOOSE_TRIALS 8
+#define CHOOSE_AGAIN  (1 << 14)
+
+typedef struct split_choice {
+    unsigned calls; /* small calls since the last choice began */
+    double best[2]; /* fastest seconds per image so far: [0] alone, [1] split */
+    bool split;     /* the choice while not measuring */
+} split_choice;
+
 struct ram_state {
     ram_model_params arch;
     size_t n_params;
@@ -35,6 +54,7 @@ struct ram_state {
     /* The column-major copies the sparse kernels read: of the rounded
      * halves with HALF, else of the floats. */
     ram_cols cols;
+    split_choice choice; /* with a team: how small calls use it */
 };
 
 void ram_state_free(ram_state *st) {
@@ -242,8 +262,21 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         break;
     }
     if (!by_slice) {
+        split_choice *c = &st->choice;
+        const bool measuring = st->team && c->calls < 2 * CHOOSE_TRIALS;
+        const bool split = measuring ? c->calls % 2 == 0 : c->split;
+        const double t0 = measuring ? ram_seconds() : 0;
         ram_model_forward_with(m, state_weights(st, m), st->w16, &st->cols, &st->ws, images, n,
-                               mode, mode == RAM_LOC_MEAN ? NULL : aux, std, st->team);
+                               mode, mode == RAM_LOC_MEAN ? NULL : aux, std,
+                               split ? st->team : NULL);
+        if (st->team) {
+            if (measuring) {
+                const double per_image = (ram_seconds() - t0) / n;
+                if (c->calls < 2 || per_image < c->best[split]) c->best[split] = per_image;
+                if (c->calls == 2 * CHOOSE_TRIALS - 1) c->split = c->best[1] < c->best[0];
+            }
+            if (++c->calls == CHOOSE_AGAIN) c->calls = 0;
+        }
         return finish(m, &st->ws, 0, n, labels, probs, locs);
     }
     slice_job j = {m, st, images, n, mode, std};

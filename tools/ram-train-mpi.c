@@ -93,6 +93,10 @@ static int share_start(ram_trainer *t, ram_policy *pol, const train_options *o, 
 }
 
 int main(int argc, char **argv) {
+    /* Before MPI_Init: a re-execution for the BLAS kernels (tool_blas_init)
+     * after it would start a second MPI process in the rank's place, which
+     * the launcher refuses ("getting local rank failed"). */
+    tool_blas_init(prog, argv);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
@@ -111,7 +115,6 @@ int main(int argc, char **argv) {
         o.log = NULL;
     }
     o.pp.seed += (uint64_t)mpi_rank * 0x632be59bd9b4e019ULL;
-    tool_blas_init(prog, argv);
     const train_hooks hooks = {.rank = mpi_rank,
                                .ranks = mpi_size,
                                .average = allreduce_mean,

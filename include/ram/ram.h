@@ -636,8 +636,13 @@ RAM_API const char *ram_blas_info(int *slow);
  *  calls ram_model_classify() is the other one.  A call of up to 8 images
  *  divides every layer's outputs between the threads, so that one image
  *  (batch 1) is classified faster, not only a large batch: each thread
- *  keeps its share of the weights in its own core's cache.  A larger call
- *  gives each thread a slice of the images, in a workspace of its own.
+ *  keeps its share of the weights in its own core's cache, unless that is
+ *  measured to be slower: the state's first 16 such calls alternate between
+ *  the threads and the calling thread alone, and the faster is used until
+ *  the choice is measured again, every 16,384 small calls (where cores are
+ *  shared, as a VM's vCPUs are, the threads' barriers can cost more than
+ *  the work they divide).  A larger call gives each thread a slice of the
+ *  images, in a workspace of its own.
  *
  *  Results: the same bits for every `threads` value when a call classifies
  *  8 images or fewer.  Beyond that, a slice has fewer rows than the whole

@@ -41,6 +41,15 @@ void tool_blas_init(const char *tool, char **argv) {
             tool, ram_blas_info(NULL), core);
     setenv("OPENBLAS_CORETYPE", core, 1);
     setenv("RAM_BLAS_REEXECUTED", "1", 1);
+    /* The binary's own path, not /proc/self/exe: the kernel names the
+     * process after the file executed, and ps, pgrep and top should still
+     * see the tool's name, not "exe". */
+    char self[4096];
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0) {
+        self[len] = '\0';
+        execv(self, argv);
+    }
     execv("/proc/self/exe", argv);
     /* Still here: exec failed; carry on with the slow kernels. */
     fprintf(stderr, "%s: warning: could not re-execute (%s); continuing with slow BLAS kernels\n",
