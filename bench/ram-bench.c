@@ -25,6 +25,7 @@
  * runs in a child process, so that its peak RSS is its own. */
 #define _GNU_SOURCE
 #include "blas.h"
+#include "fma_peak.h"
 #include "idx.h"
 #include <ram/ram.h>
 
@@ -416,6 +417,11 @@ static double peak_rss_mb(void) {
     return ru.ru_maxrss / 1024.0; /* kB on Linux */
 }
 
+/* The widest FMA peak measured (GFLOP/s, 1 and 2 threads; 0: none), and
+ * its width's name: the processor's own limit, beside sgemm's. */
+static double fma_limit[2];
+static const char *fma_limit_width = "";
+
 static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     ram_model_params p = config_params(c);
     flops f = count_flops(&p);
@@ -523,6 +529,13 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
         "", 1e6 / lr[0].infer1.median,
         100 * (f.infer / (peak[0].median * 1e9)) / (1 / lr[0].infer1.median),
         f.infer / (peak[0].median * 1e9) * 1e6);
+    if (fma_limit[0] > 0)
+        say("   FMA peak (%s, %.0f/%.0f GFLOP/s): train at batch 128 uses %.0f%% / %.0f%%; "
+            "infer batch 1 %.0f%% (1 thread)\n",
+            fma_limit_width, fma_limit[0], fma_limit[1],
+            100 * lr[0].train128.median * f.train / (fma_limit[0] * 1e9),
+            opt.max_threads > 1 ? 100 * lr[1].train128.median * f.train / (fma_limit[1] * 1e9) : 0,
+            100 * lr[0].infer1.median * f.infer / (fma_limit[0] * 1e9));
 
     for (int t = 0; t < opt.max_threads && opt.peer; t++) {
         if (!pr[t].ok) {
@@ -559,9 +572,12 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             print_stat_json("infer_b256", lr[t].infer256, 0);
             print_stat_json("infer_b256_state_per_thread", lr[t].infer256_states, 0);
             printf("\"infer_b1_us\": %.3f, \"infer_b1_half_us\": %.3f}, \"train_limit\": %.1f, "
-                   "\"fraction_of_limit_b128\": %.4f",
+                   "\"fraction_of_limit_b128\": %.4f, \"fraction_of_fma_peak_b128\": %.4f, "
+                   "\"fraction_of_fma_peak_infer_b1\": %.4f",
                    1e6 / lr[t].infer1.median, 1e6 / lr[t].infer1_half.median, lim,
-                   lr[t].train128.median / lim);
+                   lr[t].train128.median / lim,
+                   fma_limit[t] > 0 ? lr[t].train128.median * f.train / (fma_limit[t] * 1e9) : 0,
+                   fma_limit[t] > 0 ? lr[t].infer1.median * f.infer / (fma_limit[t] * 1e9) : 0);
             if (opt.peer && pr[t].ok) {
                 printf(", \"pytorch\": {");
                 print_stat_json("train_b32", pr[t].train32, 0);
@@ -854,6 +870,8 @@ int main(int argc, char **argv) {
     /* The limit, measured once: sgemm at a large square shape and at the
      * shapes the MNIST model runs (batch x 256 x 256). */
     stat3 big[2], m128[2], m1[2];
+    double fma_peak[FMA_WIDTHS][2] = {{0}};
+    int widest = -1;
     for (int t = 1; t <= opt.max_threads; t++) {
         big[t - 1] = sgemm_gflops(2048, 2048, 2048, t);
         m128[t - 1] = sgemm_gflops(128, 256, 256, t);
@@ -867,6 +885,23 @@ int main(int argc, char **argv) {
         opt.max_threads > 1 ? m128[1].median : 0);
     say("   1x256x256   (batch 1)   %7.1f             %7.1f\n", m1[0].median,
         opt.max_threads > 1 ? m1[1].median : 0);
+    /* The processor's own limit: its FMA pipes at each vector width. */
+    say("FMA peak GFLOP/s (registers only)\n");
+    for (int w = 0; w < FMA_WIDTHS; w++) {
+        for (int t = 1; t <= opt.max_threads; t++)
+            fma_peak[w][t - 1] = fma_peak_gflops(w, t, 5, 0.05);
+        if (fma_width_supported(w))
+            say("   %-24s %7.1f             %7.1f\n", fma_width_name(w), fma_peak[w][0],
+                opt.max_threads > 1 ? fma_peak[w][1] : 0);
+        else
+            say("   %-24s not run on this processor\n", fma_width_name(w));
+        if (fma_peak[w][0] > 0) widest = w;
+    }
+    if (widest >= 0) {
+        fma_limit[0] = fma_peak[widest][0];
+        fma_limit[1] = opt.max_threads > 1 ? fma_peak[widest][1] : fma_peak[widest][0];
+        fma_limit_width = fma_width_name(widest);
+    }
     if (opt.json) {
         printf("\"blas\": \"%s\", \"blas_slow\": %d, \"kernels\": \"%s\", \"cpus\": %ld, "
                "\"sgemm_gflops\": {",
@@ -874,6 +909,13 @@ int main(int argc, char **argv) {
         for (int t = 0; t < opt.max_threads; t++)
             printf("%s\"%d\": {\"2048\": %.2f, \"128x256x256\": %.2f, \"1x256x256\": %.2f}",
                    t ? ", " : "", t + 1, big[t].median, m128[t].median, m1[t].median);
+        printf("}, \"fma_peak_gflops\": {");
+        for (int t = 0; t < opt.max_threads; t++) {
+            printf("%s\"%d\": {", t ? ", " : "", t + 1);
+            for (int w = 0; w < FMA_WIDTHS; w++)
+                printf("%s\"%s\": %.2f", w ? ", " : "", fma_width_name(w), fma_peak[w][t]);
+            printf("}");
+        }
         printf("}, \"configs\": [");
     }
 
