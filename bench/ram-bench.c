@@ -47,10 +47,11 @@ static struct {
     int reps, warmup, json, quick, max_threads;
     double rep_seconds;
     const char *peer;  /* command running bench/torch_ram.py, or NULL */
+    int peer_as_is;    /* the peer in the environment as it is, no search for its best setup */
     const char *only;  /* one configuration, or NULL for all */
     const char *model; /* --model: trained weights for inference, or NULL */
     const char *data;  /* --data: MNIST IDX directory for 28x28 images, or NULL */
-} opt = {5, 1, 0, 0, 2, 0.5, NULL, NULL, NULL, NULL};
+} opt = {5, 1, 0, 0, 2, 0.5, NULL, 0, NULL, NULL, NULL};
 
 /* Text goes to stdout unless --json, where stdout carries one JSON document. */
 static void say(const char *fmt, ...) {
@@ -343,7 +344,8 @@ static stat3 bench_infer(const ram_model *m, const float *x, int pool, int batch
 typedef struct peer_result {
     int ok;
     char version[32];
-    char setup[512];
+    char setup[1024];
+    char picked[512]; /* which setup gave each figure (the search for the peer's best) */
     stat3 train32, train128, infer1, infer256;
 } peer_result;
 
@@ -374,12 +376,14 @@ static void json_string(const char *js, const char *key, char *out, size_t cap) 
     out[i] = 0;
 }
 
-static peer_result run_peer(const config *c, int threads) {
+/* One run of the peer in the environment `env` (an `env` command's
+ * arguments, "" for the environment as it is). */
+static peer_result run_peer_once(const config *c, int threads, const char *env) {
     peer_result r = {0};
-    if (!opt.peer) return r;
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s --config %s --threads %d --reps %d --warmup %d%s --json",
-             opt.peer, c->name, threads, opt.reps, opt.warmup, opt.quick ? " --quick" : "");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s%s%s%s --config %s --threads %d --reps %d --warmup %d%s --json",
+             *env ? "env " : "", env, *env ? " " : "", opt.peer, c->name, threads, opt.reps,
+             opt.warmup, opt.quick ? " --quick" : "");
     fflush(stdout);
     FILE *f = popen(cmd, "r");
     if (!f) return r;
@@ -396,6 +400,64 @@ static peer_result run_peer(const config *c, int threads) {
     json_string(js, "torch_version", r.version, sizeof r.version);
     json_string(js, "setup", r.setup, sizeof r.setup);
     return r;
+}
+
+/* The peer at its best: PyTorch's speed depends on the OpenBLAS build it
+ * loads (pthreads, or OpenMP sharing PyTorch's own pool) and on the kernels
+ * OpenBLAS picks (OPENBLAS_CORETYPE), and a ratio against a weakened peer
+ * is not a ratio.  Unless --peer-as-is, every build this machine has is
+ * tried with OpenBLAS's own choice of kernels and with each core type fit
+ * for the CPU, the environment's preset cleared, and each figure is the
+ * fastest setup's; `setup` says which setup gave which figure. */
+#ifndef RAM_MULTIARCH
+#define RAM_MULTIARCH ""
+#endif
+static peer_result run_peer(const config *c, int threads) {
+    peer_result best = {0};
+    if (!opt.peer) return best;
+    if (opt.peer_as_is) return run_peer_once(c, threads, "");
+    const char *builds[2][2] = {{"pthreads", ""}, {"OpenMP", "openblas-openmp"}};
+    const char *fit = ram_blas_coretype();
+    const char *cores[3] = {NULL, fit,
+                            fit && strcmp(fit, "HASWELL") && strcmp(fit, "ZEN") ? "HASWELL" : NULL};
+    char labels[4][96] = {{0}};
+    for (int b = 0; b < 2; b++) {
+        char dir[256] = "";
+        if (*builds[b][1]) {
+            snprintf(dir, sizeof dir, "/usr/lib/%s/%s/libopenblas.so.0", RAM_MULTIARCH,
+                     builds[b][1]);
+            if (!*RAM_MULTIARCH || access(dir, R_OK)) continue; /* not installed */
+            *strrchr(dir, '/') = 0;
+        }
+        for (int k = 0; k < 3; k++) {
+            if (k > 0 && !cores[k]) continue;
+            char env[512], label[96];
+            snprintf(env, sizeof env, "-u OPENBLAS_CORETYPE%s%s%s%s",
+                     *dir ? " LD_LIBRARY_PATH=" : "", dir, cores[k] ? " OPENBLAS_CORETYPE=" : "",
+                     cores[k] ? cores[k] : "");
+            snprintf(label, sizeof label, "%s OpenBLAS, %s kernels", builds[b][0],
+                     cores[k] ? cores[k] : "its own choice of");
+            const peer_result r = run_peer_once(c, threads, env);
+            if (!r.ok) continue;
+            if (!best.ok) {
+                best = r;
+                for (int i = 0; i < 4; i++)
+                    snprintf(labels[i], sizeof labels[i], "%s", label);
+                continue;
+            }
+            stat3 *mine[4] = {&best.train32, &best.train128, &best.infer1, &best.infer256};
+            const stat3 theirs[4] = {r.train32, r.train128, r.infer1, r.infer256};
+            for (int i = 0; i < 4; i++)
+                if (theirs[i].median > mine[i]->median) {
+                    *mine[i] = theirs[i];
+                    snprintf(labels[i], sizeof labels[i], "%s", label);
+                }
+        }
+    }
+    if (best.ok)
+        snprintf(best.picked, sizeof best.picked, "train b32: %s; b128: %s; infer b1: %s; b256: %s",
+                 labels[0], labels[1], labels[2], labels[3]);
+    return best;
 }
 
 /* ---- one configuration (in a child process) -------------------------------- */
@@ -555,6 +617,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             lr[t].infer256.median / pr[t].infer256.median);
     }
     if (opt.peer && pr[0].ok) say("   PyTorch setup: %s\n", pr[0].setup);
+    for (int t = 0; t < opt.max_threads && opt.peer; t++)
+        if (pr[t].ok && *pr[t].picked)
+            say("   PyTorch's fastest setups, %d thread%s: %s\n", t + 1, t ? "s" : "",
+                pr[t].picked);
 
     if (opt.json) {
         printf("%s{\"config\": \"%s\", \"what\": \"%s\", \"images\": \"%s\", "
@@ -579,7 +645,8 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
                    fma_limit[t] > 0 ? lr[t].train128.median * f.train / (fma_limit[t] * 1e9) : 0,
                    fma_limit[t] > 0 ? lr[t].infer1.median * f.infer / (fma_limit[t] * 1e9) : 0);
             if (opt.peer && pr[t].ok) {
-                printf(", \"pytorch\": {");
+                printf(", \"pytorch_setups\": \"%s\", \"pytorch\": {",
+                       *pr[t].picked ? pr[t].picked : "the environment as it is");
                 print_stat_json("train_b32", pr[t].train32, 0);
                 print_stat_json("train_b128", pr[t].train128, 0);
                 print_stat_json("infer_b1", pr[t].infer1, 0);
@@ -791,10 +858,13 @@ static void report_machine_load(const cpu_ticks *t0, double own0) {
 static void usage(FILE *to, int status) {
     fprintf(to, "usage: ram-bench [--reps N (5)] [--warmup N (1)] [--quick] [--json]\n"
                 "                 [--config mnist|translated60|cluttered100|image512]\n"
-                "                 [--threads 1|2] [--peer CMD | --no-peer] [--no-scaling]\n"
-                "                 [--model FILE] [--data DIR]\n"
+                "                 [--threads 1|2] [--peer CMD | --no-peer] [--peer-as-is]\n"
+                "                 [--no-scaling] [--model FILE] [--data DIR]\n"
                 "  --peer CMD   the PyTorch peer (default: python3 bench/torch_ram.py next to the\n"
                 "               source, if python3 can import torch)\n"
+                "  --peer-as-is run the peer once, in this environment, instead of trying each\n"
+                "               OpenBLAS build (pthreads, OpenMP) and core type fit for the CPU\n"
+                "               and keeping the fastest per figure\n"
                 "  --model FILE trained weights for the inference rows of the configuration\n"
                 "               with that network (models/mnist-6glimpses.ram: mnist); random\n"
                 "               otherwise (training always starts from random weights)\n"
@@ -825,6 +895,8 @@ int main(int argc, char **argv) {
             peer = argv[++i];
         else if (!strcmp(a, "--no-peer"))
             no_peer = 1;
+        else if (!strcmp(a, "--peer-as-is"))
+            opt.peer_as_is = 1;
         else if (!strcmp(a, "--no-scaling"))
             scaling = 0;
         else if (!strcmp(a, "--model") && more)
