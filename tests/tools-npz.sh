@@ -122,4 +122,48 @@ PY
 else
     grep -q "without libpng" "$tmp/err.txt" || fail "--colour png: $(cat "$tmp/err.txt")"
 fi
+# A directory of colour IDX files (MNIST's names, images N x H x W x 3 as
+# train-images-idx4-ubyte) is read as their pair: ram-train on the
+# directory trains the model the pair by name trains, and ram-eval on it
+# gives the pair's figures.
+colour=(--dataset mnist --colour 64 --scale 1 --format npz)
+"${data[@]}" "${colour[@]}" --limit 40 --split train --val 10 --out "$tmp/ctr.npz" >/dev/null \
+    2>&1 || fail "--colour train npz"
+"${data[@]}" "${colour[@]}" --limit 20 --split test --out "$tmp/cte.npz" >/dev/null 2>&1 ||
+    fail "--colour test npz"
+"$py" - "$tmp/ctr.npz" "$tmp/cte.npz" "$tmp/cidx" <<'PY' || fail "writing colour IDX files"
+import sys, os, zipfile, struct, ast
+os.makedirs(sys.argv[3])
+def npy(z, name):
+    raw = zipfile.ZipFile(z).read(name)
+    n = struct.unpack("<H", raw[8:10])[0]
+    head = ast.literal_eval(raw[10:10 + n].decode())
+    return head["shape"], raw[10 + n:], head["descr"]
+for z, split, key in ((sys.argv[1], "train", "train"), (sys.argv[2], "t10k", "test")):
+    shape, x, descr = npy(z, f"x_{key}.npy")
+    assert descr == "|u1" and len(shape) == 4, (descr, shape)
+    (n,), y, ydescr = npy(z, f"y_{key}.npy")
+    labels = bytes(int.from_bytes(y[i * 8:i * 8 + 8], "little") for i in range(n)) \
+        if ydescr == "<i8" else y
+    with open(f"{sys.argv[3]}/{split}-images-idx4-ubyte", "wb") as f:
+        f.write(b"\0\0\x08\x04" + struct.pack(">4I", *shape) + x)
+    with open(f"{sys.argv[3]}/{split}-labels-idx1-ubyte", "wb") as f:
+        f.write(b"\0\0\x08\x01" + struct.pack(">I", n) + labels)
+PY
+ctrain=(--epochs 1 --val 10 --quiet --glimpses 2 --hidden 16 --glimpse-out 16 --glimpse-hidden 8
+        --loc-hidden 8)
+"$bin/ram-train" --data "$tmp/cidx" "${ctrain[@]}" --out "$tmp/cd.ram" 2>"$tmp/cd.txt" ||
+    fail "ram-train on a colour IDX directory: $(cat "$tmp/cd.txt")"
+"$bin/ram-train" --train-images "$tmp/cidx/train-images-idx4-ubyte" \
+    --train-labels "$tmp/cidx/train-labels-idx1-ubyte" "${ctrain[@]}" --out "$tmp/cp.ram" \
+    2>"$tmp/cp.txt" || fail "ram-train on the colour IDX pair: $(cat "$tmp/cp.txt")"
+cmp -s "$tmp/cd.ram" "$tmp/cp.ram" || fail "the directory trained otherwise than its pair"
+"$bin/ram-eval" --model "$tmp/cd.ram" --data "$tmp/cidx" --json | sed "s/, \"seconds\": [0-9.]*//" \
+    >"$tmp/cd.json" || fail "ram-eval on a colour IDX directory"
+"$bin/ram-eval" --model "$tmp/cd.ram" --test-images "$tmp/cidx/t10k-images-idx4-ubyte" \
+    --test-labels "$tmp/cidx/t10k-labels-idx1-ubyte" --json |
+    sed "s/, \"seconds\": [0-9.]*//" >"$tmp/cp.json" || fail "ram-eval on the colour pair"
+grep -q '"n": 20' "$tmp/cd.json" || fail "ram-eval on the directory: $(cat "$tmp/cd.json")"
+[ "$(sed 's/"data": "[^"]*"//' "$tmp/cd.json")" = "$(sed 's/"data": "[^"]*"//' "$tmp/cp.json")" ] ||
+    fail "the directory and its pair evaluate differently: $(cat "$tmp/cd.json" "$tmp/cp.json")"
 echo "tools-npz: ok"

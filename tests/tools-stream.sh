@@ -4,7 +4,8 @@
 # file, a streamed --resume continues a kept run bit for bit, and a file
 # whose header reads but whose pixels do not stops the run with its name,
 # or, with --on-bad skip, is passed over and counted.  --flip changes the
-# training, the same way every run.
+# training, the same way every run.  --cache keeps the decoded images in a
+# file and trains the same model from it.
 #
 # Usage: tools-stream.sh BUILD_DIR
 set -euo pipefail
@@ -70,8 +71,58 @@ grep -q "$png is not a valid PNG" "$tmp/bad.txt" || fail "the damaged file not n
 grep -q "skipped 1 unreadable image this epoch" "$tmp/skip.txt" ||
     fail "the skipped file not counted: $(cat "$tmp/skip.txt")"
 
+# --cache: the decoded images kept in a file; the same model whether the
+# cache is being filled (first run) or read (second run), and a cache that
+# does not match (a file changed) or was not closed (a run killed) is made
+# anew, never read.
+cache="$tmp/cache"
+train "$tmp/c1.ram" 3 --stream --cache "$cache"
+cmp -s "$tmp/kept.ram" "$tmp/c1.ram" || fail "a run filling the cache trained otherwise"
+grep -q "0 of .* images decoded in the cache" "$tmp/c1.ram.txt" ||
+    fail "the new cache was not reported empty: $(cat "$tmp/c1.ram.txt")"
+train "$tmp/c2.ram" 3 --stream --cache "$cache"
+cmp -s "$tmp/kept.ram" "$tmp/c2.ram" || fail "a run reading the cache trained otherwise"
+n=$(grep -o "[0-9]* of [0-9]* images decoded in the cache" "$tmp/c2.ram.txt" | head -1)
+[ "${n%% *}" -gt 0 ] && [ "${n%% *}" = "$(echo "$n" | cut -d' ' -f3)" ] ||
+    fail "the second run did not find every image in the cache: $n"
+files=$(ls "$cache" | wc -l)
+# Poison every cached image's bytes, then mark the files unclean (as a
+# killed run leaves them): they must be made anew, not read.
+for f in "$cache"/*.ramcache; do
+    python3 - "$f" <<'PY' || fail "could not edit the cache file"
+import sys
+with open(sys.argv[1], "r+b") as f:
+    data = bytearray(f.read())
+    data[32:36] = b"\0\0\0\0"        # clean = 0
+    for i in range(4096, len(data)):
+        data[i] = 255 - data[i]
+    f.seek(0); f.write(data)
+PY
+done
+train "$tmp/c3.ram" 3 --stream --cache "$cache"
+cmp -s "$tmp/kept.ram" "$tmp/c3.ram" || fail "a cache left unclean was read"
+# A changed file: another cache, the old one left alone.
+cp -r "$shapes" "$tmp/s2"
+touch -d "2001-01-01" "$tmp/s2/train/cross/000.png"
+"$bin/ram-train" "${small[@]/$shapes/$tmp/s2}" --epochs 1 --stream --cache "$cache" \
+    --out "$tmp/c4.ram" 2>"$tmp/c4.txt" || fail "--cache on a changed folder: $(cat "$tmp/c4.txt")"
+grep -q "0 of .* images decoded in the cache" "$tmp/c4.txt" ||
+    fail "a changed file's folder read the old cache: $(cat "$tmp/c4.txt")"
+[ "$(ls "$cache" | wc -l)" -gt "$files" ] || fail "no new cache file for the changed folder"
+# A cache folder that cannot be made: a warning, and the run as without it.
+: >"$tmp/notadir"
+train "$tmp/c5.ram" 3 --stream --cache "$tmp/notadir/sub"
+cmp -s "$tmp/kept.ram" "$tmp/c5.ram" || fail "a run without a usable cache trained otherwise"
+grep -q "warning: --cache: cannot make" "$tmp/c5.ram.txt" ||
+    fail "the unusable cache folder was not said: $(cat "$tmp/c5.ram.txt")"
+
 # ram-eval on a streamed folder: the kept folder's figures.
 "$bin/ram-eval" --model "$tmp/kept.ram" --data "$shapes" --json | sed "s/, \"seconds\": [0-9.]*//" >"$tmp/e1.json"
 "$bin/ram-eval" --model "$tmp/kept.ram" --data "$shapes" --json --stream | sed "s/, \"seconds\": [0-9.]*//" >"$tmp/e2.json"
 cmp -s "$tmp/e1.json" "$tmp/e2.json" || fail "ram-eval --stream: $(diff "$tmp/e1.json" "$tmp/e2.json")"
+for k in 1 2; do
+    "$bin/ram-eval" --model "$tmp/kept.ram" --data "$shapes" --json --stream --cache "$cache" 2>/dev/null |
+        sed "s/, \"seconds\": [0-9.]*//" >"$tmp/e3.json"
+    cmp -s "$tmp/e1.json" "$tmp/e3.json" || fail "ram-eval --cache (run $k): $(diff "$tmp/e1.json" "$tmp/e3.json")"
+done
 echo "tools-stream: ok"

@@ -597,9 +597,30 @@ static int finish(int rc, uint64_t shuffle, folder_set *s) {
     return rc;
 }
 
+/* What a cache of the streamed set must match: the canvas, the fit rule,
+ * and each file's path, size and modification time, in order (a file
+ * changed, added or removed makes another cache). */
+static uint64_t fingerprint(const folder_set *s) {
+    const int head[5] = {s->c, s->h, s->w, (int)ram_model_fit(s->fit), s->n};
+    uint64_t h = cache_hash(CACHE_HASH_START, head, sizeof head);
+    for (int i = 0; i < s->n; i++) {
+        struct stat st;
+        int64_t meta[3] = {-1, -1, -1};
+        if (!stat(s->paths[i], &st)) {
+            meta[0] = (int64_t)st.st_size;
+            meta[1] = (int64_t)st.st_mtim.tv_sec;
+            meta[2] = (int64_t)st.st_mtim.tv_nsec;
+        }
+        h = cache_hash(h, s->paths[i], strlen(s->paths[i]) + 1);
+        h = cache_hash(h, meta, sizeof meta);
+        h = cache_hash(h, &s->labels[i], sizeof s->labels[i]);
+    }
+    return h;
+}
+
 int folder_load(const char *prog, const char *dir, const char *split, const ram_model *fit,
                 const char *const *names, int count, int on_bad, uint64_t shuffle, int stream,
-                folder_set *s) {
+                const char *cache, folder_set *s) {
     if (set_up(prog, fit, on_bad, s)) return -1;
     if (npz_is_npz(dir)) return finish(npz_load(dir, split, names ? count : 0, s), shuffle, s);
     listing l = {0};
@@ -612,6 +633,12 @@ int folder_load(const char *prog, const char *dir, const char *split, const ram_
     if (!rc && s->n == 0) {
         fprintf(stderr, "%s: no image of %s could be read\n", prog, dir);
         rc = -1;
+    }
+    if (!rc && s->streamed && cache) {
+        s->cache = cache_open(prog, cache, fingerprint(s), s->n, (size_t)s->c * s->h * s->w);
+        if (s->cache)
+            fprintf(stderr, "%s: %s (%s): %d of %d images decoded in the cache of %s\n", prog, dir,
+                    split, cache_count(s->cache), s->n, cache);
     }
     free_listing(&l);
     return finish(rc, shuffle, s);
@@ -637,9 +664,12 @@ int folder_label(const folder_set *s, int k) {
     return s->labels[s->order[k]];
 }
 
-/* Streamed file k: decoded, fitted and rounded as decode_all keeps it. */
+/* Streamed file k: decoded, fitted and rounded as decode_all keeps it (or
+ * read back so from the cache). */
 static int stream_file(const folder_set *s, int k, float *out) {
-    const char *path = s->paths[s->order[k]];
+    const int at = s->order[k];
+    if (cache_get(s->cache, at, out)) return 0;
+    const char *path = s->paths[at];
     char err[4096];
     image img;
     if (image_load(path, &img, err, sizeof err)) {
@@ -657,6 +687,7 @@ static int stream_file(const folder_set *s, int k, float *out) {
         if (!rc) as_bytes(out, pixels);
     }
     image_free(&img);
+    if (!rc) cache_put(s->cache, at, out);
     return rc;
 }
 
@@ -721,6 +752,7 @@ void folder_report(const char *prog, const char *dir, const folder_set *s) {
 }
 
 void folder_free(folder_set *s) {
+    cache_close(s->cache);
     free_names(s->names, s->classes);
     free_names(s->paths, s->n);
     free(s->bytes);

@@ -12,6 +12,7 @@
 #ifndef RAM_TOOLS_FOLDER_H
 #define RAM_TOOLS_FOLDER_H
 
+#include "cache.h"
 #include "npz.h"
 
 #include <ram/ram.h>
@@ -35,6 +36,11 @@ enum { FOLDER_AUTO = 0, FOLDER_STREAM = 1 };
     "in memory (done anyway when they would take more than half of it); arrays (.npz) are always " \
     "read from their memory-mapped file"
 
+#define FOLDER_CACHE_HELP                                                                          \
+    "streamed image folders and lists: keep each decoded image in a file in this folder, so that " \
+    "later epochs and runs read it back instead of decoding it again (made anew when a file, the " \
+    "canvas or the fit changes)"
+
 /* A split's images, read by folder_image().  Image files are decoded once
  * and kept in memory as bytes, or, when streamed, decoded on each read;
  * arrays stay in their memory-mapped file.  Either way folder_image() gives
@@ -56,6 +62,7 @@ typedef struct folder_set {
     ram_model *fit;       /* the canvas and the fit rule */
     npz_file map;
     npy_array x;
+    image_cache *cache; /* streamed files' decoded images (--cache), or NULL */
 } folder_set;
 
 /* Whether `dir` is an image folder rather than a directory of IDX files: it
@@ -75,11 +82,12 @@ int folder_probe(const char *prog, const char *dir, const char *split, int *c, i
  * images are in class and file order, or shuffled by `shuffle` (a seed) when
  * it is not 0.  stream: FOLDER_STREAM or FOLDER_AUTO (streamed only when
  * kept images would take more than half of the memory); a streamed file's
- * header is checked now, its pixels when it is read.  `prog` must outlive
- * the set.  0, or -1 with "prog: ..." on stderr and nothing to free. */
+ * header is checked now, its pixels when it is read.  cache: a folder for
+ * the decoded images of a streamed set (cache.h), or NULL.  `prog` must
+ * outlive the set.  0, or -1 with "prog: ..." on stderr and nothing to free. */
 int folder_load(const char *prog, const char *dir, const char *split, const ram_model *fit,
                 const char *const *names, int count, int on_bad, uint64_t shuffle, int stream,
-                folder_set *s);
+                const char *cache, folder_set *s);
 
 /* A pair of files as a split (ram-train's --train-images and
  * --train-labels, ...): images and labels, each an IDX file or a NumPy

@@ -435,3 +435,14 @@ int idx_map(const char *path, npz_file *map, npy_array *a, char *err, size_t err
     *map = f;
     return 0;
 }
+
+int idx_colour_split(const char *dir, const char *split, char *images, char *labels, size_t cap) {
+    if (!dir || !split) return 0;
+    const int a = snprintf(images, cap, "%s/%s-images-idx4-ubyte", dir, split);
+    const int b = snprintf(labels, cap, "%s/%s-labels-idx1-ubyte", dir, split);
+    if (a < 0 || b < 0 || (size_t)a >= cap || (size_t)b >= cap) return 0;
+    FILE *f = fopen(images, "rb");
+    if (!f) return 0;
+    fclose(f);
+    return 1;
+}

@@ -71,6 +71,13 @@ int idx_parse(const unsigned char *data, size_t size, npy_array *a, char *err, s
  */
 int idx_map(const char *path, npz_file *map, npy_array *a, char *err, size_t errlen);
 
+/* Whether directory `dir` holds split `split` (train or t10k, MNIST's
+ * names) as colour IDX files, <split>-images-idx4-ubyte (N x H x W x C)
+ * and <split>-labels-idx1-ubyte, which the tools read as a pair of files
+ * (--train-images / --test-images); 1 with their paths in images and
+ * labels (cap bytes each), else 0. */
+int idx_colour_split(const char *dir, const char *split, char *images, char *labels, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

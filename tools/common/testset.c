@@ -2,6 +2,7 @@
 #include "testset.h"
 
 #include "datasets.h"
+#include "idx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ size_t testset_table(testset_options *c, tool_opt *t) {
         {"--on-bad", OPT_CHOICE, &c->on_bad, .choices = FOLDER_ON_BAD_CHOICES, .meta = "A",
          .help = FOLDER_ON_BAD_HELP},
         {"--stream", OPT_FLAG, &c->stream, .help = FOLDER_STREAM_HELP},
+        {"--cache", OPT_STRING, &c->cache, .meta = "DIR", .help = FOLDER_CACHE_HELP},
     };
     memcpy(t, opts, sizeof opts);
     return TESTSET_OPTIONS;
@@ -73,6 +75,13 @@ int testset_check(const tool_info *tool, testset_options *c) {
         return TOOL_OK;
     }
     if (!c->data) return opts_usage_error(tool, "--data or --test-images is required");
+    static char colour_images[4096], colour_labels[4096];
+    if (idx_colour_split(c->data, train ? "train" : "t10k", colour_images, colour_labels,
+                         sizeof colour_images)) {
+        c->pair_images = colour_images; /* a directory of colour IDX files: their pair */
+        c->pair_labels = colour_labels;
+        return TOOL_OK;
+    }
     /* The placement seed belongs to the split: only test and train have one. */
     c->split_file = dataset_split_file((dataset_kind)c->dataset, c->split);
     if (!c->split_file)
@@ -140,7 +149,7 @@ static int load_folder(const char *prog, const testset_options *c, testset *s) {
     if (!names) return -1;
     const char *const *have = model_names(s, names);
     int rc = folder_load(prog, c->data, split, s->model, have, have ? s->mp.classes : 0, c->on_bad,
-                         0, c->stream, &s->folder);
+                         0, c->stream, c->cache, &s->folder);
     free(names);
     if (rc) return -1;
     folder_report(prog, c->data, &s->folder);

@@ -22,6 +22,7 @@ typedef struct testset_options {
     int source;                            /* ram_loc_source */
     int on_bad;                            /* image folders: FOLDER_FAIL or FOLDER_SKIP */
     int stream;                            /* image folders: FOLDER_STREAM or FOLDER_AUTO */
+    const char *cache;                     /* --cache: streamed images' folder, or NULL */
     const char *images[2], *labels[2];     /* --test-images ... ([0]), --train-images ... */
     const char *pair_images, *pair_labels; /* the split's pair (testset_check), or NULL */
     uint64_t seed;
@@ -29,7 +30,7 @@ typedef struct testset_options {
 
 /* The shared options' table entries into t (room for TESTSET_OPTIONS), with
  * their defaults set in c; returns how many. */
-#define TESTSET_OPTIONS 12
+#define TESTSET_OPTIONS 13
 size_t testset_table(testset_options *c, tool_opt *t);
 /* After parsing: the split's name checked against the set, and the pair
  * of files it names, if any (c->data then names the images, for

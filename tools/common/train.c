@@ -6,6 +6,7 @@
 #include "datasets.h"
 #include "files.h"
 #include "folder.h"
+#include "idx.h"
 #include "loader.h"
 
 #include <errno.h>
@@ -118,11 +119,11 @@ static int load_folder(run *r) {
              : o->train_images ? folder_load_pair(r->prog, o->train_images, o->train_labels, fit,
                                                   NULL, 0, DATASET_VAL_SEED, &r->folder)
                                : folder_load(r->prog, o->data, "train", fit, NULL, 0, o->on_bad,
-                                             DATASET_VAL_SEED, o->stream, &r->folder);
+                                             DATASET_VAL_SEED, o->stream, o->cache, &r->folder);
     const int own_val = !rc && !o->train_images && folder_has_split(o->data, "val");
     if (own_val)
         rc = folder_load(r->prog, o->data, "val", fit, (const char *const *)r->folder.names,
-                         r->folder.classes, o->on_bad, 0, o->stream, &r->val_folder);
+                         r->folder.classes, o->on_bad, 0, o->stream, o->cache, &r->val_folder);
     ram_model_free(fit);
     TRY(s);
     if (rc) return -1;
@@ -633,6 +634,12 @@ static int steps(run *r) {
 
 int train_run(const tool_info *tool, train_options *o, const train_hooks *hooks) {
     run r = {.prog = tool->name, .o = o, .h = {.rank = 0, .ranks = 1}};
+    static char colour_images[4096], colour_labels[4096]; /* o keeps pointers to them */
+    if (!o->train_images &&
+        idx_colour_split(o->data, "train", colour_images, colour_labels, sizeof colour_images)) {
+        o->train_images = colour_images; /* a directory of colour IDX files: their pair */
+        o->train_labels = colour_labels;
+    }
     r.from_folder = o->train_images || folder_is_images(o->data);
     if (r.from_folder && o->dataset_given) {
         fprintf(stderr, "%s: %s is an image folder: --dataset is for MNIST's IDX files\n",

@@ -25,6 +25,7 @@ typedef struct train_options {
      * rule (ram_fit), --on-bad; whether --val, --dataset and --fit were given. */
     int height, width, channels, fit, on_bad, val_given, dataset_given, fit_given;
     int stream, prefetch, flip; /* --stream (FOLDER_STREAM), --prefetch, --flip */
+    const char *cache;          /* --cache: a folder for streamed sets' decoded images, or NULL */
     double time_budget;
     uint64_t seed;
     ram_model_params mp;

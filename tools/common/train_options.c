@@ -75,6 +75,7 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--on-bad", OPT_CHOICE, &o->on_bad, .choices = FOLDER_ON_BAD_CHOICES, .meta = "A",
          .help = FOLDER_ON_BAD_HELP},
         {"--stream", OPT_FLAG, &o->stream, .help = FOLDER_STREAM_HELP},
+        {"--cache", OPT_STRING, &o->cache, .meta = "DIR", .help = FOLDER_CACHE_HELP},
         {"--prefetch", OPT_INT, &o->prefetch, 1, 64, .meta = "N",
          .help = "streamed images and arrays: batches the loader thread makes ahead of the "
                  "trainer"},
