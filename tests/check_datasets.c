@@ -310,7 +310,10 @@ START_TEST(test_pair_classes) {
     ck_assert_int_eq(dataset_pair_class(0, 10), -1);
     ck_assert_int_eq(dataset_pair_class(-1, 3), -1);
     ck_assert_ptr_null(dataset_class_name(DATASET_PAIRS100, 45));
-    ck_assert_ptr_null(dataset_class_name(DATASET_SUM100, 3));
+    ck_assert_str_eq(dataset_class_name(DATASET_SUM100, 3), "3");
+    ck_assert_str_eq(dataset_class_name(DATASET_SUM100, 18), "18");
+    ck_assert_ptr_null(dataset_class_name(DATASET_SUM100, 19));
+    ck_assert_ptr_null(dataset_class_name(DATASET_CLUTTERED100, 3));
     ck_assert_ptr_null(dataset_class_name(DATASET_MNIST, 3));
     ck_assert_int_eq(dataset_classes(DATASET_PAIRS100), 45);
     ck_assert_int_eq(dataset_classes(DATASET_SUM100), 19);

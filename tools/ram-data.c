@@ -26,8 +26,7 @@
  * not read: an IDX file OUTDIR/<name>-<split>-labels2-idx2-ubyte of N x 2
  * bytes (a third path on stdout), y2_<split> (N x 2, int64) in an .npz, and
  * OUT/<split>/digits.csv (file,first,second) beside a PNG folder's class
- * folders, which are named by dataset_class_name ("3-7") or for sum100 the
- * sum in two digits ("07", so that byte order is the sums' order).
+ * folders, which are named by dataset_class_name ("3-7", "12").
  *
  * --format png writes an image folder instead, as ram-train --data reads
  * it: OUT/train, OUT/val and OUT/test (or the one --split), each
@@ -393,15 +392,14 @@ static int image_buffers(const options *o, float **work, unsigned char **bytes) 
     return -1;
 }
 
-/* The class folder of `label`: the digit, the pair's name ("3-7"), or the
- * sum in two digits (byte order is then the sums' order, as ram-train sorts
- * class folders). */
+/* The class folder of `label`: the digit, or the name a two-digit set's
+ * models give the class ("3-7", "12"), by which the tools match them. */
 static void class_folder(const options *o, int label, char *buf, size_t len) {
     const char *name = dataset_class_name(o->dataset, label);
     if (name)
         snprintf(buf, len, "%s", name);
     else
-        snprintf(buf, len, o->dataset == DATASET_SUM100 ? "%02d" : "%d", label);
+        snprintf(buf, len, "%d", label);
 }
 
 /* Image i of a set as root/<class>/<i>.png, zero-padded to `digits`; its

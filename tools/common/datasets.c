@@ -76,7 +76,11 @@ const char *dataset_class_name(dataset_kind kind, int k) {
         "1-5", "1-6", "1-7", "1-8", "1-9", "2-3", "2-4", "2-5", "2-6", "2-7", "2-8", "2-9",
         "3-4", "3-5", "3-6", "3-7", "3-8", "3-9", "4-5", "4-6", "4-7", "4-8", "4-9", "5-6",
         "5-7", "5-8", "5-9", "6-7", "6-8", "6-9", "7-8", "7-9", "8-9"};
-    return kind == DATASET_PAIRS100 && k >= 0 && k < 45 ? pairs[k] : NULL;
+    static const char *const sums[19] = {"0",  "1",  "2",  "3",  "4",  "5",  "6",  "7",  "8", "9",
+                                         "10", "11", "12", "13", "14", "15", "16", "17", "18"};
+    if (kind == DATASET_PAIRS100) return k >= 0 && k < 45 ? pairs[k] : NULL;
+    if (kind == DATASET_SUM100) return k >= 0 && k < 19 ? sums[k] : NULL;
+    return NULL;
 }
 
 int dataset_names_for_side(int side, char *buf, size_t len) {

@@ -61,8 +61,10 @@ int dataset_classes(dataset_kind kind);
  */
 int dataset_pair_class(int a, int b);
 int dataset_pair_digits(int pair, int *a, int *b);
-/* The name of class k of the set as the tools store it in a model: "3-7"
- * for pairs100, NULL for the sets whose class is the number itself. */
+/* The name of class k of a two-digit set as the tools store it in a model:
+ * "3-7" for pairs100, "12" for sum100 (so that the classes of an .npz or an
+ * image folder, which need not hold every sum, are matched by name); NULL
+ * for the one-digit sets, whose models have no names. */
 const char *dataset_class_name(dataset_kind kind, int k);
 
 /*

@@ -243,7 +243,7 @@ static int make_trainer(run *r) {
         TRY(ram_model_set_class_names(r->model, (const char *const *)r->folder.names,
                                       r->folder.classes));
         TRY(ram_model_set_fit(r->model, (ram_fit)o->fit));
-    } else if (dataset_class_name(o->dataset, 0)) { /* pairs100's "0-1" ... "8-9" */
+    } else if (dataset_class_name(o->dataset, 0)) { /* "0-1" ... "8-9", or "0" ... "18" */
         const char *names[45];
         for (int k = 0; k < o->mp.classes && k < 45; k++)
             names[k] = dataset_class_name(o->dataset, k);
