@@ -95,6 +95,18 @@ grep -q '"classes": \["0", "1", ' "$tmp/s.json" && ! grep -q object_error "$tmp/
 "$bin/ram-eval" --data "$tmp/data" --model "$tmp/p.ram" --dataset pairs100 >"$tmp/p.txt" 2>&1 ||
     fail "ram-eval text: $(cat "$tmp/p.txt")"
 grep -q "^digit error: " "$tmp/p.txt" || fail "no digit error printed"
+# The digits missed, from the confusion matrix (rows: true pair, columns:
+# predicted), must be the JSON's digits_wrong.
+awk 'function pair(k, d) { d[0] = 0; while (k >= 9 - d[0]) { k -= 9 - d[0]; d[0]++ } d[1] = d[0] + 1 + k }
+     /^confusion matrix/ { on = 1; getline; next }
+     on && NF == 46 { t = $1; pair(t, T)
+         for (c = 0; c < 45; c++) { pair(c, P)
+             miss = 2 - (P[0] == T[0] || P[0] == T[1]) - (P[1] == T[0] || P[1] == T[1])
+             wrong += $(c + 2) * miss; n += $(c + 2) } }
+     on && NF != 46 { on = 0 }
+     END { print wrong, n }' "$tmp/p.txt" >"$tmp/confusion.txt"
+[ "$(cat "$tmp/confusion.txt")" = "$(awk '{ print $5, $2 }' "$tmp/errs.txt")" ] ||
+    fail "digits wrong by the confusion matrix $(cat "$tmp/confusion.txt"), by ram-eval $(cat "$tmp/errs.txt")"
 # A model of other classes is refused, with the counts.
 if "${eval[@]}" --model "$tmp/s.ram" --dataset pairs100 >/dev/null 2>"$tmp/err.txt"; then
     fail "a 19-class model evaluated on pairs100"
