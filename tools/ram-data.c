@@ -1,5 +1,5 @@
 /*
- * ram-data: export the translated and cluttered MNIST sets of
+ * ram-data: export the translated, cluttered and two-digit MNIST sets of
  * tools/common/datasets.h as IDX files, byte for byte what the other tools use.
  *
  *   test   the fixed test set ram-eval and ram-glimpses use: the 10,000 t10k
@@ -19,6 +19,14 @@
  *
  * stdout gets the two paths, one per line (`sha256sum $(ram-data ...)`);
  * stderr a summary.
+ *
+ * The labels are the images' classes (dataset_label): for pairs100 the pair's
+ * class 0..44, for sum100 the sum.  A two-digit set also gets the two digits'
+ * labels in reading order (dataset_digit_labels), which the other tools do
+ * not read: an IDX file OUTDIR/<name>-<split>-labels2-idx2-ubyte of N x 2
+ * bytes (a third path on stdout), y2_<split> (N x 2, int64) in an .npz, and
+ * OUT/<split>/digits.csv (file,first,second) beside a PNG folder's class
+ * folders, which are named by dataset_class_name ("3-7", "12").
  *
  * --format png writes an image folder instead, as ram-train --data reads
  * it: OUT/train, OUT/val and OUT/test (or the one --split), each
@@ -57,11 +65,17 @@ typedef enum split { SPLIT_TEST, SPLIT_TRAIN, SPLIT_VAL } split;
 static const int split_values[] = {SPLIT_TEST, SPLIT_TEST, SPLIT_TRAIN, SPLIT_VAL};
 
 static const tool_info tool = {
-    "ram-data", "write MNIST and its translated and cluttered sets as IDX files or PNG folders",
+    "ram-data",
+    "write MNIST and its translated, cluttered and two-digit sets as IDX files, PNG "
+    "folders or .npz files",
     "--dataset NAME --data DIR --out OUTDIR [options]",
     "Write a data set as IDX files OUTDIR/<name>-<split>-images-idx3-ubyte and "
     "-labels-idx1-ubyte (split: t10k, val or train-e<E>-s<S>), byte for byte the images the "
-    "other tools use.  The two paths go to stdout, a summary to stderr.\n\n"
+    "other tools use.  The two paths go to stdout, a summary to stderr.  The labels are the "
+    "images' classes: for pairs100 the unordered pair's, 0 (0-1) to 44 (8-9), for sum100 the "
+    "sum; their two digits' labels in reading order (left to right) also go to "
+    "OUTDIR/<name>-<split>-labels2-idx2-ubyte (N x 2, a third path on stdout), y2_<split> in an "
+    ".npz, and <split>/digits.csv in a PNG folder.\n\n"
     "With --format png, an image folder OUTDIR/<split>/<digit>/<index>.png instead (8-bit grey, "
     "lossless: the same pixels), of the splits train, val and test (or --split's), as ram-train, "
     "ram-eval and ram-glimpses read it; OUTDIR is printed to stdout.  With --format npz, one "
@@ -156,7 +170,8 @@ typedef struct selection {
     char name[96]; /* t10k, val or train-e<E>-s<S> */
 } selection;
 
-static int select_images(const options *o, int split, int n_all, selection *sel) {
+static int select_images(const options *o, int split, const int *labels, int n_all,
+                         selection *sel) {
     *sel = (selection){0, n_all, n_all, DATASET_TEST_SEED, "t10k"};
     if (split != SPLIT_TEST && o->val >= n_all) {
         fprintf(stderr, "ram-data: --val %d leaves no training images (of %d)\n", o->val, n_all);
@@ -175,30 +190,85 @@ static int select_images(const options *o, int split, int n_all, selection *sel)
         snprintf(sel->name, sizeof sel->name, "val");
     }
     if (o->limit && o->limit < sel->count) sel->count = o->limit;
-    return 0;
+    /* A two-digit set's partners come from the pool. */
+    return dataset_check_labels("ram-data", o->dataset, labels, sel->pool,
+                                split == SPLIT_TEST ? "the t10k digits" : "the training digits");
+}
+
+/* Image i of a selection's class, and its two digits' labels. */
+static int image_label(const options *o, const selection *sel, const int *labels, int i) {
+    return dataset_label(o->dataset, labels, sel->pool, sel->first + i, sel->seed);
+}
+static void image_digits(const options *o, const selection *sel, const int *labels, int i,
+                         int digit[2]) {
+    dataset_digit_labels(o->dataset, labels, sel->pool, sel->first + i, sel->seed, digit);
+}
+
+/* A two-digit selection's digit labels as an IDX file of N x 2 bytes
+ * (magic 0x00000802: unsigned bytes, two dimensions), written to path.tmp
+ * and renamed. */
+static int write_labels2(const options *o, const selection *sel, const int *labels,
+                         const char *path) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        fprintf(stderr, "ram-data: cannot create %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    const uint32_t n = (uint32_t)sel->count;
+    const unsigned char hdr[12] = {0,       0, 8, 2, n >> 24, n >> 16 & 255, n >> 8 & 255,
+                                   n & 255, 0, 0, 0, 2};
+    int ok = fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr;
+    for (int i = 0; i < sel->count && ok; i++) {
+        int d[2];
+        image_digits(o, sel, labels, i, d);
+        const unsigned char b[2] = {(unsigned char)d[0], (unsigned char)d[1]};
+        ok = fwrite(b, 1, 2, f) == 2;
+    }
+    ok = fclose(f) == 0 && ok;
+    if (ok && rename(tmp, path) == 0) return 0;
+    fprintf(stderr, "ram-data: cannot write %s: %s\n", path, strerror(errno));
+    remove(tmp);
+    return -1;
 }
 
 /* The selected images and their labels as two IDX files in --out, whose
  * paths go to stdout. */
 static int write_set(const options *o, const selection *sel, const float *images, const int *labels,
                      int side) {
-    char err[1024], img_path[4096], lab_path[4096];
+    char err[1024], img_path[4096], lab_path[4096], lab2_path[4096];
     if (ensure_dir(o->out) != 0) return -1;
     const char *name = dataset_name(o->dataset);
     int k1 =
         snprintf(img_path, sizeof img_path, "%s/%s-%s-images-idx3-ubyte", o->out, name, sel->name);
     int k2 =
         snprintf(lab_path, sizeof lab_path, "%s/%s-%s-labels-idx1-ubyte", o->out, name, sel->name);
-    if (k1 < 0 || (size_t)k1 >= sizeof img_path || k2 < 0 || (size_t)k2 >= sizeof lab_path) {
+    int k3 = snprintf(lab2_path, sizeof lab2_path, "%s/%s-%s-labels2-idx2-ubyte", o->out, name,
+                      sel->name);
+    if (k1 < 0 || (size_t)k1 >= sizeof img_path || k2 < 0 || (size_t)k2 >= sizeof lab_path ||
+        k3 < 0 || (size_t)k3 >= sizeof lab2_path) {
         fprintf(stderr, "ram-data: output path too long\n");
         return -1;
     }
-    if (idx_save_images(img_path, images, sel->count, side, side, err, sizeof err) != 0 ||
-        idx_save_labels(lab_path, labels + sel->first, sel->count, err, sizeof err) != 0) {
+    int *classes = malloc(sizeof *classes * (size_t)sel->count);
+    if (!classes) {
+        fprintf(stderr, "ram-data: out of memory\n");
+        return -1;
+    }
+    for (int i = 0; i < sel->count; i++)
+        classes[i] = image_label(o, sel, labels, i);
+    int rc = idx_save_images(img_path, images, sel->count, side, side, err, sizeof err) ||
+             idx_save_labels(lab_path, classes, sel->count, err, sizeof err);
+    free(classes);
+    if (rc) {
         fprintf(stderr, "ram-data: %s\n", err);
         return -1;
     }
+    const int two = dataset_objects(o->dataset) > 1;
+    if (two && write_labels2(o, sel, labels, lab2_path)) return -1;
     printf("%s\n%s\n", img_path, lab_path);
+    if (two) printf("%s\n", lab2_path);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "ram-data: error writing output\n");
         return -1;
@@ -208,9 +278,9 @@ static int write_set(const options *o, const selection *sel, const float *images
 
 /* The selected images of `split`, made as the other tools make them:
  * malloc'ed into *images, or NULL after saying why. */
-static float *make_images(const options *o, int split, const float *digits, int n_all,
-                          selection *sel) {
-    if (select_images(o, split, n_all, sel)) return NULL;
+static float *make_images(const options *o, int split, const float *digits, const int *labels,
+                          int n_all, selection *sel) {
+    if (select_images(o, split, labels, n_all, sel)) return NULL;
     const int side = dataset_side(o->dataset);
     const size_t pixels = (size_t)side * (size_t)side;
     float *images = malloc((size_t)sel->count * pixels * sizeof *images);
@@ -220,7 +290,7 @@ static float *make_images(const options *o, int split, const float *digits, int 
         return NULL;
     }
     for (int i = 0; i < sel->count; i++)
-        dataset_make(o->dataset, digits, sel->pool, sel->first + i, sel->seed,
+        dataset_make(o->dataset, digits, labels, sel->pool, sel->first + i, sel->seed,
                      images + (size_t)i * pixels);
     return images;
 }
@@ -242,13 +312,14 @@ static void summary(const options *o, const selection *sel, const char *mnist_sp
     if (o->dataset == DATASET_MNIST)
         fprintf(stderr, " as they are\n");
     else
-        fprintf(stderr, " placed with seed %llu, clutter from digits 0..%d\n",
-                (unsigned long long)sel->seed, sel->pool - 1);
+        fprintf(stderr, " placed with seed %llu, %s from digits 0..%d\n",
+                (unsigned long long)sel->seed,
+                dataset_objects(o->dataset) > 1 ? "second digits" : "clutter", sel->pool - 1);
 }
 
 static int export(const options *o, const float *digits, const int *labels, int n_all) {
     selection sel;
-    float *images = make_images(o, o->split, digits, n_all, &sel);
+    float *images = make_images(o, o->split, digits, labels, n_all, &sel);
     if (!images) return -1;
     int rc = write_set(o, &sel, images, labels, dataset_side(o->dataset));
     free(images);
@@ -279,12 +350,12 @@ static const char *const split_dirs[] = {"test", "train", "val"}; /* by split */
 /* Image i of a selection as bytes, H x W x C interleaved (C 1 or 3), made
  * as the other tools make it (or by dataset_make_colour); `work` holds the
  * floats of one image. */
-static void image_bytes(const options *o, const selection *sel, const float *digits, int i,
-                        float *work, unsigned char *bytes) {
+static void image_bytes(const options *o, const selection *sel, const float *digits,
+                        const int *labels, int i, float *work, unsigned char *bytes) {
     const int index = sel->first + i;
     if (!o->colour) {
         const int side = dataset_side(o->dataset);
-        dataset_make(o->dataset, digits, sel->pool, index, sel->seed, work);
+        dataset_make(o->dataset, digits, labels, sel->pool, index, sel->seed, work);
         for (int k = 0; k < side * side; k++) { /* as idx_save_images rounds */
             const float v = work[k] > 0 ? (work[k] < 1 ? work[k] : 1) : 0;
             bytes[k] = (unsigned char)(v * 255.0f + 0.5f);
@@ -321,14 +392,27 @@ static int image_buffers(const options *o, float **work, unsigned char **bytes) 
     return -1;
 }
 
-/* Image i of a set as root/<label>/<i>.png, zero-padded to `digits`. */
+/* The class folder of `label`: the digit, or the name a two-digit set's
+ * models give the class ("3-7", "12"), by which the tools match them. */
+static void class_folder(const options *o, int label, char *buf, size_t len) {
+    const char *name = dataset_class_name(o->dataset, label);
+    if (name)
+        snprintf(buf, len, "%s", name);
+    else
+        snprintf(buf, len, "%d", label);
+}
+
+/* Image i of a set as root/<class>/<i>.png, zero-padded to `digits`; its
+ * path inside root into rel. */
 static int write_png_image(const options *o, const char *root, const unsigned char *bytes,
-                           int label, int i, int digits) {
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/%d", root, label) >= (int)sizeof path || ensure_dir(path))
+                           int label, int i, int digits, char *rel, size_t rel_len) {
+    char path[4096], cls[16];
+    class_folder(o, label, cls, sizeof cls);
+    if (snprintf(path, sizeof path, "%s/%s", root, cls) >= (int)sizeof path || ensure_dir(path))
         return -1;
-    if (snprintf(path, sizeof path, "%s/%d/%0*d.png", root, label, digits, i) >= (int)sizeof path)
-        return -1;
+    const int k = snprintf(rel, rel_len, "%s/%0*d.png", cls, digits, i);
+    if (k < 0 || (size_t)k >= rel_len) return -1; /* digits <= 10: never */
+    if (snprintf(path, sizeof path, "%s/%s", root, rel) >= (int)sizeof path) return -1;
 #ifdef RAM_TOOLS_NO_IMAGES
     (void)o, (void)bytes;
     fprintf(stderr, "ram-data: %s: the tools were built without libpng\n", path);
@@ -349,16 +433,36 @@ static int png_split(const options *o, const char *tmp, int split) {
     char root[4096];
     if (snprintf(root, sizeof root, "%s/%s", tmp, split_dirs[split]) >= (int)sizeof root) return -1;
     if (load_digits(o, mnist_split, &digits, &labels, &n_all)) return -1;
-    if (!select_images(o, split, n_all, &sel) && !image_buffers(o, &work, &bytes) &&
+    if (!select_images(o, split, labels, n_all, &sel) && !image_buffers(o, &work, &bytes) &&
         !ensure_dir(root)) {
         int width = 1;
         for (int c = sel.count - 1; c >= 10; c /= 10)
             width++;
+        FILE *csv = NULL; /* a two-digit set's digits.csv */
+        char rel[64];
         rc = 0;
-        for (int i = 0; i < sel.count && !rc; i++) {
-            image_bytes(o, &sel, digits, i, work, bytes);
-            rc = write_png_image(o, root, bytes, labels[sel.first + i], i, width);
+        if (dataset_objects(o->dataset) > 1) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s/digits.csv", root);
+            if (!(csv = fopen(path, "w"))) {
+                fprintf(stderr, "ram-data: cannot create %s: %s\n", path, strerror(errno));
+                rc = -1;
+            } else if (fputs("file,first,second\n", csv) < 0) {
+                rc = -1;
+            }
         }
+        for (int i = 0; i < sel.count && !rc; i++) {
+            image_bytes(o, &sel, digits, labels, i, work, bytes);
+            rc = write_png_image(o, root, bytes, image_label(o, &sel, labels, i), i, width, rel,
+                                 sizeof rel);
+            if (!rc && csv) {
+                int d[2];
+                image_digits(o, &sel, labels, i, d);
+                if (fprintf(csv, "%s,%d,%d\n", rel, d[0], d[1]) < 0) rc = -1;
+            }
+        }
+        if (csv && fclose(csv) != 0) rc = -1;
+        if (rc && csv) fprintf(stderr, "ram-data: cannot write %s/digits.csv\n", root);
         if (!rc) summary(o, &sel, mnist_split);
     }
     free(work);
@@ -416,21 +520,32 @@ static int npz_split(const options *o, npz_writer *w, int split) {
     selection sel;
     char err[1024], name[16];
     if (load_digits(o, mnist_split, &digits, &labels, &n_all)) return -1;
-    if (!select_images(o, split, n_all, &sel) && !image_buffers(o, &work, &bytes)) {
+    if (!select_images(o, split, labels, n_all, &sel) && !image_buffers(o, &work, &bytes)) {
         const long side = out_side(o), c = out_channels(o);
         const long xshape[4] = {sel.count, side, side, c}, yshape[1] = {sel.count};
         const size_t px = (size_t)side * (size_t)side * (size_t)c;
         snprintf(name, sizeof name, "x_%s", split_dirs[split]);
         rc = npz_write_member(w, name, "|u1", c > 1 ? 4 : 3, xshape, err, sizeof err);
         for (int i = 0; i < sel.count && !rc; i++) {
-            image_bytes(o, &sel, digits, i, work, bytes);
+            image_bytes(o, &sel, digits, labels, i, work, bytes);
             rc = npz_write_data(w, bytes, px, err, sizeof err);
         }
         snprintf(name, sizeof name, "y_%s", split_dirs[split]);
         if (!rc) rc = npz_write_member(w, name, "<i8", 1, yshape, err, sizeof err);
-        for (int i = 0; i < sel.count && !rc; i++) {
-            unsigned char b[8] = {(unsigned char)labels[sel.first + i]}; /* 0..9, little-endian */
+        for (int i = 0; i < sel.count && !rc; i++) { /* 0..44, little-endian */
+            unsigned char b[8] = {(unsigned char)image_label(o, &sel, labels, i)};
             rc = npz_write_data(w, b, 8, err, sizeof err);
+        }
+        const long y2shape[2] = {sel.count, 2};
+        snprintf(name, sizeof name, "y2_%s", split_dirs[split]);
+        if (!rc && dataset_objects(o->dataset) > 1)
+            rc = npz_write_member(w, name, "<i8", 2, y2shape, err, sizeof err);
+        for (int i = 0; i < sel.count && !rc && dataset_objects(o->dataset) > 1; i++) {
+            int d[2];
+            image_digits(o, &sel, labels, i, d);
+            unsigned char b[16] = {(unsigned char)d[0]};
+            b[8] = (unsigned char)d[1];
+            rc = npz_write_data(w, b, 16, err, sizeof err);
         }
         if (rc)
             fprintf(stderr, "ram-data: %s\n", err);

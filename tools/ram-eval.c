@@ -32,7 +32,9 @@ static const tool_info tool = {
     "glimpses went: the share of images with a glimpse on the digit (its finest window wholly "
     "inside the digit's 28x28 box), the glimpses on the digit per image, and the share of "
     "images whose glimpse 1, 2, ... was on the digit (JSON: found, found_wrong, "
-    "glimpses_on_digit, on_digit_by_glimpse)."};
+    "glimpses_on_digit, on_digit_by_glimpse; on pairs100 and sum100, on either digit).  On "
+    "pairs100 also the digit error: the share of the two digits of each image that the "
+    "predicted pair gets wrong (JSON: object_error)."};
 
 static const int precision_values[] = {RAM_PRECISION_FLOAT, RAM_PRECISION_HALF};
 
@@ -120,15 +122,16 @@ static ram_status job_fail(job *j, ram_status s, const char *what) {
  * centre in x and in y.
  */
 static uint64_t glimpses_on_digit(const job *j, int index, const float *locs) {
-    int x0, y0;
+    int x0[2], y0[2];
     uint64_t hits = 0; /* glimpses <= 64 (ram_model_create's limit) */
-    dataset_digit_origin(j->dataset, j->n_digits, index, j->data_seed, &x0, &y0);
+    const int boxes = dataset_digit_boxes(j->dataset, j->n_digits, index, j->data_seed, x0, y0);
     const double reach = 14.0 - 0.5 * j->patch; /* 28 / 2 - patch / 2 */
     for (int g = 0; g < j->glimpses; g++) {
         const double px = (locs[2 * g] + 1.0) * j->side * 0.5;
         const double py = (locs[2 * g + 1] + 1.0) * j->side * 0.5;
-        if (fabs(px - (x0 + 14.0)) <= reach && fabs(py - (y0 + 14.0)) <= reach)
-            hits |= (uint64_t)1 << g;
+        for (int b = 0; b < boxes; b++) /* either digit of a two-digit set */
+            if (fabs(px - (x0[b] + 14.0)) <= reach && fabs(py - (y0[b] + 14.0)) <= reach)
+                hits |= (uint64_t)1 << g;
     }
     return hits;
 }
@@ -150,9 +153,9 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
             }
     } else if (placed) {
         for (int i = 0; i < count; i++)
-            (j->no_clutter ? dataset_make_uncluttered
-                           : dataset_make)(j->dataset, j->images, j->n_digits, first + i,
-                                           j->data_seed, placed + (size_t)i * (size_t)j->pixels);
+            (j->no_clutter ? dataset_make_uncluttered : dataset_make)(
+                j->dataset, j->images, j->set->digit_labels, j->n_digits, first + i, j->data_seed,
+                placed + (size_t)i * (size_t)j->pixels);
     } else {
         img = j->images + (size_t)first * (size_t)j->pixels;
     }
@@ -208,7 +211,8 @@ done:
 /* What the run found, over all images. */
 typedef struct result {
     long errors, found, found_wrong, on_total, by_glimpse[64];
-    long *confusion; /* classes x classes */
+    long digits_wrong; /* pairs100: digits of the true pairs the predictions miss */
+    long *confusion;   /* classes x classes */
     double error, seconds;
 } result;
 
@@ -277,6 +281,14 @@ done:
     return rc;
 }
 
+/* How many of the two digits of true pair `truth` (a pairs100 class) the
+ * predicted pair misses: 0, 1 or 2 (2 for a class that is no pair). */
+static int pair_digits_wrong(int pred, int truth) {
+    int a, b, c, d;
+    if (dataset_pair_digits(pred, &a, &b) || dataset_pair_digits(truth, &c, &d)) return 2;
+    return 2 - (a == c || a == d) - (b == c || b == d);
+}
+
 /* The error and confusion matrix and, for the placed sets (the digit's box
  * is known), where the glimpses went: images with a glimpse on the digit,
  * overall and among the wrong ones, and glimpses on the digit per image. */
@@ -289,6 +301,8 @@ static void summarise(const options *o, const testset *s, int n, const int *pred
             r->confusion[(size_t)s->labels[i] * (size_t)classes + (size_t)pred[i]]++;
     }
     r->error = (double)r->errors / n;
+    for (int i = 0; o->set.dataset == DATASET_PAIRS100 && i < n; i++)
+        r->digits_wrong += pair_digits_wrong(pred[i], s->labels[i]);
     for (int i = 0; o->set.dataset != DATASET_MNIST && i < n; i++) {
         r->found += on_digit[i] != 0;
         r->found_wrong += on_digit[i] != 0 && pred[i] != s->labels[i];
@@ -309,6 +323,9 @@ static void print_json(const options *o, const testset *s, int n, const result *
            s->from_folder ? (o->set.pair_images ? "files" : "folder")
                           : dataset_name((dataset_kind)o->set.dataset));
     json_string(stdout, o->set.model);
+    if (o->set.dataset == DATASET_PAIRS100)
+        printf(", \"object_error\": %.6f, \"digits_wrong\": %ld",
+               (double)r->digits_wrong / (2.0 * n), r->digits_wrong);
     if (o->no_clutter) printf(", \"no_clutter\": true");
     if (o->set.dataset != DATASET_MNIST) {
         printf(", \"found\": %.4f, \"found_wrong\": ", (double)r->found / n);
@@ -362,6 +379,9 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
     if (o->set.source == RAM_LOCS_SAMPLED || o->set.source == RAM_LOCS_RANDOM)
         printf(" (seed %llu)", (unsigned long long)o->set.seed);
     printf("\ntest error: %.2f%% (%ld / %d wrong)\n", 100.0 * r->error, r->errors, n);
+    if (o->set.dataset == DATASET_PAIRS100)
+        printf("digit error: %.2f%% (%ld / %d digits wrong)\n", 100.0 * r->digits_wrong / (2.0 * n),
+               r->digits_wrong, 2 * n);
     if (o->set.dataset != DATASET_MNIST) print_on_digit(s, n, r);
     printf("\nconfusion matrix (rows: true label, columns: predicted)\n      ");
     for (int c = 0; c < mp->classes; c++)

@@ -1,4 +1,4 @@
-/* Deterministic translated and cluttered MNIST (see datasets.h). */
+/* Deterministic translated, cluttered and two-digit MNIST (see datasets.h). */
 #include "datasets.h"
 
 #include "idx.h"
@@ -11,12 +11,14 @@
 
 static const struct {
     const char *name;
-    int side, pieces;
+    int side, pieces, objects, classes;
 } table[] = {
-    [DATASET_MNIST] = {"mnist", 28, 0},
-    [DATASET_TRANSLATED60] = {"translated60", 60, 0},
-    [DATASET_CLUTTERED60] = {"cluttered60", 60, 4},
-    [DATASET_CLUTTERED100] = {"cluttered100", 100, 8},
+    [DATASET_MNIST] = {"mnist", 28, 0, 1, 10},
+    [DATASET_TRANSLATED60] = {"translated60", 60, 0, 1, 10},
+    [DATASET_CLUTTERED60] = {"cluttered60", 60, 4, 1, 10},
+    [DATASET_CLUTTERED100] = {"cluttered100", 100, 8, 1, 10},
+    [DATASET_PAIRS100] = {"pairs100", 100, 0, 2, 45},
+    [DATASET_SUM100] = {"sum100", 100, 0, 2, 19},
 };
 
 int dataset_parse(const char *name, dataset_kind *kind) {
@@ -36,6 +38,49 @@ int dataset_side(dataset_kind kind) {
 }
 int dataset_pieces(dataset_kind kind) {
     return table[kind].pieces;
+}
+int dataset_objects(dataset_kind kind) {
+    return table[kind].objects;
+}
+int dataset_classes(dataset_kind kind) {
+    return table[kind].classes;
+}
+
+int dataset_pair_class(int a, int b) {
+    if (a < 0 || a > 9 || b < 0 || b > 9 || a == b) return -1;
+    if (a > b) {
+        const int t = a;
+        a = b;
+        b = t;
+    }
+    return a * (19 - a) / 2 + b - a - 1; /* the pairs {i < j} with i < a come first */
+}
+
+int dataset_pair_digits(int pair, int *a, int *b) {
+    if (pair < 0 || pair > 44) return -1;
+    int first = 0;
+    while (pair >= 9 - first) { /* digit `first` starts 9 - first pairs */
+        pair -= 9 - first;
+        first++;
+    }
+    *a = first;
+    *b = first + 1 + pair;
+    return 0;
+}
+
+const char *dataset_class_name(dataset_kind kind, int k) {
+    /* In class order, which is also their byte order (what an image folder
+     * of them sorts into). */
+    static const char *const pairs[45] = {
+        "0-1", "0-2", "0-3", "0-4", "0-5", "0-6", "0-7", "0-8", "0-9", "1-2", "1-3", "1-4",
+        "1-5", "1-6", "1-7", "1-8", "1-9", "2-3", "2-4", "2-5", "2-6", "2-7", "2-8", "2-9",
+        "3-4", "3-5", "3-6", "3-7", "3-8", "3-9", "4-5", "4-6", "4-7", "4-8", "4-9", "5-6",
+        "5-7", "5-8", "5-9", "6-7", "6-8", "6-9", "7-8", "7-9", "8-9"};
+    static const char *const sums[19] = {"0",  "1",  "2",  "3",  "4",  "5",  "6",  "7",  "8", "9",
+                                         "10", "11", "12", "13", "14", "15", "16", "17", "18"};
+    if (kind == DATASET_PAIRS100) return k >= 0 && k < 45 ? pairs[k] : NULL;
+    if (kind == DATASET_SUM100) return k >= 0 && k < 19 ? sums[k] : NULL;
+    return NULL;
 }
 
 int dataset_names_for_side(int side, char *buf, size_t len) {
@@ -125,22 +170,28 @@ void dataset_flip(float *img, int c, int h, int w, uint64_t seed, int index) {
     }
 }
 
-void dataset_make(dataset_kind kind, const float *digits, int n, int index, uint64_t seed,
-                  float *out) {
-    dataset_make_with(kind, digits, n, index, digits + (size_t)index * 28 * 28, seed, out);
+void dataset_make(dataset_kind kind, const float *digits, const int *labels, int n, int index,
+                  uint64_t seed, float *out) {
+    dataset_make_with(kind, digits, labels, n, index, digits + (size_t)index * 28 * 28, seed, out);
 }
 
-/* The draws that place image `index`: its clutter pieces, then the digit.
- * dataset_make_with() and dataset_digit_origin() both take them from here, so
- * the picture and the position reported for it cannot disagree. */
+/* The draws that place image `index`: its clutter pieces, then the digit
+ * (and for a two-digit set its partner's box).  dataset_make_with() and
+ * dataset_digit_origin() both take them from here, so the picture and the
+ * position reported for it cannot disagree. */
 enum { CROP = 8, MAX_PIECES = 8 };
 typedef struct placement {
     int pieces;
     struct {
         int other, cy, cx, py, px; /* crop of digit `other` at (cy, cx), pasted at (py, px) */
     } piece[MAX_PIECES];
-    int y, x; /* the digit's top-left pixel */
+    int y, x;   /* the digit's top-left pixel */
+    int y2, x2; /* a two-digit set's partner's */
 } placement;
+
+static int overlap(int x1, int y1, int x2, int y2) {
+    return abs(x1 - x2) < 28 && abs(y1 - y2) < 28;
+}
 
 static void place(dataset_kind kind, int n, int index, uint64_t seed, placement *p) {
     const int D = 28, S = table[kind].side;
@@ -156,6 +207,19 @@ static void place(dataset_kind kind, int n, int index, uint64_t seed, placement 
     }
     p->y = below(&s, S - D + 1);
     p->x = below(&s, S - D + 1);
+    if (table[kind].objects < 2) return;
+    /* Both boxes drawn again together, not the second alone: that keeps the
+     * pair uniform over the placements where they are apart. */
+    for (int tries = 1;; tries++) {
+        p->y2 = below(&s, S - D + 1);
+        p->x2 = below(&s, S - D + 1);
+        if (!overlap(p->x, p->y, p->x2, p->y2)) return;
+        if (tries == DATASET_PLACE_DRAWS) break;
+        p->y = below(&s, S - D + 1);
+        p->x = below(&s, S - D + 1);
+    }
+    p->y = p->x = 0;
+    p->y2 = p->x2 = S - D;
 }
 
 void dataset_digit_origin(dataset_kind kind, int n, int index, uint64_t seed, int *x, int *y) {
@@ -165,10 +229,87 @@ void dataset_digit_origin(dataset_kind kind, int n, int index, uint64_t seed, in
     *y = p.y;
 }
 
+/* Whether the partner's box comes first in reading order. */
+static int partner_first(const placement *p) {
+    return p->x2 < p->x || (p->x2 == p->x && p->y2 < p->y);
+}
+
+int dataset_digit_boxes(dataset_kind kind, int n, int index, uint64_t seed, int x[2], int y[2]) {
+    placement p = {0};
+    if (kind != DATASET_MNIST) place(kind, n, index, seed, &p);
+    x[0] = p.x;
+    y[0] = p.y;
+    if (table[kind].objects < 2) return 1;
+    const int swap = partner_first(&p);
+    x[swap] = p.x; /* digit `index` second when its partner comes first */
+    y[swap] = p.y;
+    x[!swap] = p.x2;
+    y[!swap] = p.y2;
+    return 2;
+}
+
+int dataset_partner(dataset_kind kind, const int *labels, int n, int index, uint64_t seed) {
+    if (table[kind].objects < 2 || n < 2 || index < 0 || index >= n) return -1;
+    uint64_t s = (uint64_t)index ^ 0x9e6c63d0676a9a99ULL; /* not the placement's stream */
+    s = seed ^ next(&s);
+    int other = 0;
+    for (int k = 0; k < DATASET_PARTNER_DRAWS; k++) {
+        other = below(&s, n - 1);
+        other += other >= index; /* any digit but this one */
+        if (labels[other] != labels[index]) return other;
+    }
+    for (int k = 1; k < n; k++) { /* a pool nearly all of one label */
+        const int c = (int)(((long)other + k) % n);
+        if (labels[c] != labels[index]) return c;
+    }
+    return -1;
+}
+
+int dataset_digit_labels(dataset_kind kind, const int *labels, int n, int index, uint64_t seed,
+                         int digit[2]) {
+    digit[0] = labels[index];
+    if (table[kind].objects < 2) return 1;
+    const int other = dataset_partner(kind, labels, n, index, seed);
+    if (other < 0) return -1;
+    placement p = {0};
+    place(kind, n, index, seed, &p);
+    const int swap = partner_first(&p);
+    digit[swap] = labels[index];
+    digit[!swap] = labels[other];
+    return 2;
+}
+
+int dataset_label(dataset_kind kind, const int *labels, int n, int index, uint64_t seed) {
+    if (table[kind].objects < 2) return labels[index];
+    const int other = dataset_partner(kind, labels, n, index, seed);
+    if (other < 0) return -1;
+    return kind == DATASET_SUM100 ? labels[index] + labels[other]
+                                  : dataset_pair_class(labels[index], labels[other]);
+}
+
+int dataset_check_labels(const char *prog, dataset_kind kind, const int *labels, int n,
+                         const char *what) {
+    if (table[kind].objects < 2) return 0;
+    int seen = 0; /* bit d: digit d occurs */
+    for (int i = 0; i < n; i++) {
+        if (labels[i] < 0 || labels[i] > 9) {
+            fprintf(stderr, "%s: --dataset %s pairs digits 0..9, but label %d of %s is %d\n", prog,
+                    table[kind].name, i, what, labels[i]);
+            return -1;
+        }
+        seen |= 1 << labels[i];
+    }
+    if (seen & (seen - 1)) return 0; /* two bits or more */
+    fprintf(stderr, "%s: --dataset %s pairs digits of different labels, but %s (%d) %s\n", prog,
+            table[kind].name, what, n, n ? "all have the same label" : "are none");
+    return -1;
+}
+
 /* Paint image `index` as placed by `p`: the clutter (unless `clutter` is 0),
- * then `digit`, all summed and clipped to [0, 1]. */
+ * then `digit` (and the partner `second`, if any), all summed and clipped to
+ * [0, 1]. */
 static void paint(dataset_kind kind, const float *digits, const placement *p, const float *digit,
-                  int clutter, float *out) {
+                  const float *second, int clutter, float *out) {
     const int D = 28, S = table[kind].side;
     memset(out, 0, sizeof(float) * S * S);
     for (int k = 0; clutter && k < p->pieces; k++) {
@@ -181,38 +322,43 @@ static void paint(dataset_kind kind, const float *digits, const placement *p, co
     for (int r = 0; r < D; r++)
         for (int c = 0; c < D; c++)
             out[(p->y + r) * S + p->x + c] += digit[r * D + c];
+    for (int r = 0; second && r < D; r++)
+        for (int c = 0; c < D; c++)
+            out[(p->y2 + r) * S + p->x2 + c] += second[r * D + c];
     for (int i = 0; i < S * S; i++)
         out[i] = out[i] > 1.0f ? 1.0f : out[i];
 }
 
 /* Image `index` with `digit` placed (and the clutter, unless `clutter` is 0). */
-static void make(dataset_kind kind, const float *digits, int n, int index, const float *digit,
-                 uint64_t seed, int clutter, float *out) {
+static void make(dataset_kind kind, const float *digits, const int *labels, int n, int index,
+                 const float *digit, uint64_t seed, int clutter, float *out) {
     if (kind == DATASET_MNIST) {
         memcpy(out, digit, sizeof(float) * 28 * 28);
         return;
     }
     placement p;
     place(kind, n, index, seed, &p);
-    paint(kind, digits, &p, digit, clutter, out);
+    const int other = dataset_partner(kind, labels, n, index, seed);
+    paint(kind, digits, &p, digit, other < 0 ? NULL : digits + (size_t)other * 28 * 28, clutter,
+          out);
 }
 
-void dataset_make_with(dataset_kind kind, const float *digits, int n, int index, const float *digit,
-                       uint64_t seed, float *out) {
-    make(kind, digits, n, index, digit, seed, 1, out);
+void dataset_make_with(dataset_kind kind, const float *digits, const int *labels, int n, int index,
+                       const float *digit, uint64_t seed, float *out) {
+    make(kind, digits, labels, n, index, digit, seed, 1, out);
 }
 
-void dataset_make_uncluttered(dataset_kind kind, const float *digits, int n, int index,
-                              uint64_t seed, float *out) {
-    make(kind, digits, n, index, digits + (size_t)index * 28 * 28, seed, 0, out);
+void dataset_make_uncluttered(dataset_kind kind, const float *digits, const int *labels, int n,
+                              int index, uint64_t seed, float *out) {
+    make(kind, digits, labels, n, index, digits + (size_t)index * 28 * 28, seed, 0, out);
 }
 
-void dataset_image(dataset_kind kind, const float *images, int pixels, int n, int k, uint64_t seed,
-                   float *out) {
+void dataset_image(dataset_kind kind, const float *images, const int *labels, int pixels, int n,
+                   int k, uint64_t seed, float *out) {
     if (kind == DATASET_MNIST)
         memcpy(out, images + (size_t)k * pixels, sizeof(float) * pixels);
     else
-        dataset_make(kind, images, n, k, seed, out);
+        dataset_make(kind, images, labels, n, k, seed, out);
 }
 
 const char *dataset_split_file(dataset_kind kind, const char *split) {
@@ -249,6 +395,13 @@ int dataset_load(const char *prog, const char *dir, const char *split, dataset_k
         }
         dh = dw = dataset_side(kind);
     }
+    char what[1100];
+    snprintf(what, sizeof what, "the digits of %s/%s", dir, split);
+    if (dataset_check_labels(prog, kind, l, count, what)) {
+        free(l);
+        free(d);
+        return -1;
+    }
     *digits = d;
     *labels = l;
     *n = count;
@@ -260,7 +413,12 @@ int dataset_load(const char *prog, const char *dir, const char *split, dataset_k
 int dataset_check_model(const char *prog, const char *model, const ram_model_params *mp,
                         dataset_kind kind, const char *dir, const char *split, int h, int w) {
     char names[128];
-    if (mp->channels == 1 && mp->height == h && mp->width == w) return 0;
+    if (mp->channels == 1 && mp->height == h && mp->width == w) {
+        if (table[kind].objects < 2 || mp->classes == table[kind].classes) return 0;
+        fprintf(stderr, "%s: model %s has %d classes but --dataset %s has %d\n", prog, model,
+                mp->classes, dataset_name(kind), table[kind].classes);
+        return -1;
+    }
     fprintf(stderr, "%s: model %s expects %d x %d x %d images but --dataset %s gives 1 x %d x %d",
             prog, model, mp->channels, mp->height, mp->width, dataset_name(kind), h, w);
     if (mp->channels == 1 && mp->height == mp->width &&

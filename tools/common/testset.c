@@ -38,8 +38,8 @@ size_t testset_table(testset_options *c, tool_opt *t) {
         {"--train-labels", OPT_STRING, &c->labels[1], .meta = "FILE",
          .help = "the labels of --train-images"},
         {"--dataset", OPT_CHOICE, &c->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
-         .help = "the set: a translated or cluttered one is the fixed set made from the MNIST "
-                 "digits of the split; must match the model"},
+         .help = "the set: a translated, cluttered or two-digit one is the fixed set made from "
+                 "the MNIST digits of the split; must match the model"},
         {"--policy", OPT_CHOICE, &c->source, .choices = POLICY_CHOICES, .meta = "P",
          .help = "where glimpses go: the policy mean (deterministic), sampled from the Gaussian "
                  "policy, random (uniform, ablation) or the center (ablation)"},
@@ -161,6 +161,22 @@ static int load_folder(const char *prog, const testset_options *c, testset *s) {
     return take_labels(prog, s);
 }
 
+/* A two-digit set's labels: the images' classes, from the digits' labels
+ * (kept in digit_labels, which make the images). */
+static int pair_labels(const char *prog, dataset_kind kind, testset *s) {
+    if (dataset_objects(kind) < 2) return 0;
+    int *classes = malloc(sizeof *classes * (size_t)(s->n > 0 ? s->n : 1));
+    if (!classes) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return -1;
+    }
+    for (int k = 0; k < s->n; k++)
+        classes[k] = dataset_label(kind, s->labels, s->n, k, s->seed);
+    s->digit_labels = s->labels;
+    s->labels = classes;
+    return 0;
+}
+
 int testset_load(const char *prog, const testset_options *c, testset *s) {
     memset(s, 0, sizeof *s);
     s->c = 1;
@@ -181,7 +197,8 @@ int testset_load(const char *prog, const testset_options *c, testset *s) {
                              &s->labels, &s->n, &s->h, &s->w)) {
         s->seed = dataset_split_seed(c->split_file);
         if (!dataset_check_model(prog, c->model, &s->mp, (dataset_kind)c->dataset, c->data,
-                                 c->split_file, s->h, s->w))
+                                 c->split_file, s->h, s->w) &&
+            !pair_labels(prog, (dataset_kind)c->dataset, s))
             return 0;
     }
     testset_free(s);
@@ -192,13 +209,15 @@ void testset_free(testset *s) {
     ram_model_free(s->model);
     free(s->images);
     free(s->labels);
+    free(s->digit_labels);
     folder_free(&s->folder);
     memset(s, 0, sizeof *s);
 }
 
 int testset_image(const testset *s, int dataset, int k, float *out) {
     if (s->from_folder) return folder_image(&s->folder, k, out) ? -1 : 0;
-    dataset_image((dataset_kind)dataset, s->images, s->h * s->w, s->n, k, s->seed, out);
+    dataset_image((dataset_kind)dataset, s->images, s->digit_labels, s->h * s->w, s->n, k, s->seed,
+                  out);
     return 0;
 }
 

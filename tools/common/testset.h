@@ -41,8 +41,9 @@ int testset_check(const tool_info *tool, testset_options *c);
 typedef struct testset {
     ram_model *model;
     ram_model_params mp;
-    float *images; /* the images (mnist) or the 28 x 28 digits to place */
-    int *labels;
+    float *images;     /* the images (mnist) or the 28 x 28 digits to place */
+    int *labels;       /* the images' classes */
+    int *digit_labels; /* a two-digit set's: the labels of the digits (else NULL) */
     int n, c, h, w;
     uint64_t seed;     /* placement seed of the split */
     int from_folder;   /* --data is an image folder: its images are in `folder` */

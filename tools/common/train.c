@@ -182,6 +182,10 @@ static int load_data(run *r) {
         return -1;
     }
     if (o->train_limit > 0 && o->train_limit < r->n_train) r->n_train = o->train_limit;
+    /* A two-digit set pairs training digits with training digits only. */
+    if (dataset_check_labels(r->prog, o->dataset, r->labels, r->n_all - o->val,
+                             "the training digits"))
+        return -1;
     /* Validation = the last `val` training images, as in the Torch recipe,
      * placed once with a fixed seed; training images are placed per batch. */
     r->pixels = r->height * r->width;
@@ -189,11 +193,19 @@ static int load_data(run *r) {
     r->val_loaded = r->val_chunk = o->val;
     if (!(r->val_images = alloc(r, sizeof(float) * o->val * r->pixels))) return -1;
     for (int i = 0; i < o->val; i++)
-        dataset_image(o->dataset, r->images, r->pixels, r->n_all, r->n_all - o->val + i,
+        dataset_image(o->dataset, r->images, r->labels, r->pixels, r->n_all, r->n_all - o->val + i,
                       DATASET_VAL_SEED, r->val_images + (size_t)i * r->pixels);
+    if (dataset_objects(o->dataset) > 1) { /* the images' classes, not their digits' labels */
+        if (!(r->val_owned = alloc(r, sizeof(int) * o->val))) return -1;
+        for (int i = 0; i < o->val; i++)
+            r->val_owned[i] = dataset_label(o->dataset, r->labels, r->n_all, r->n_all - o->val + i,
+                                            DATASET_VAL_SEED);
+        r->val_labels = r->val_owned;
+    }
     o->mp.height = r->height;
     o->mp.width = r->width;
     o->mp.channels = 1;
+    o->mp.classes = dataset_classes(o->dataset);
     return 0;
 }
 
@@ -214,6 +226,12 @@ static int make_trainer(run *r) {
                     r->channels, r->height, r->width);
             return -1;
         }
+        if (!r->from_folder && o->mp.classes != dataset_classes(o->dataset) &&
+            dataset_objects(o->dataset) > 1) {
+            fprintf(stderr, "%s: %s has %d classes; --dataset %s has %d\n", r->prog, o->init,
+                    o->mp.classes, data_name(r), dataset_classes(o->dataset));
+            return -1;
+        }
         if (r->from_folder && o->mp.classes != r->folder.classes) {
             fprintf(stderr, "%s: %s has %d classes; %s has %d class folders\n", r->prog, o->init,
                     o->mp.classes, o->data, r->folder.classes);
@@ -226,6 +244,11 @@ static int make_trainer(run *r) {
         TRY(ram_model_set_class_names(r->model, (const char *const *)r->folder.names,
                                       r->folder.classes));
         TRY(ram_model_set_fit(r->model, (ram_fit)o->fit));
+    } else if (dataset_class_name(o->dataset, 0)) { /* "0-1" ... "8-9", or "0" ... "18" */
+        const char *names[45];
+        for (int k = 0; k < o->mp.classes && k < 45; k++)
+            names[k] = dataset_class_name(o->dataset, k);
+        TRY(ram_model_set_class_names(r->model, names, o->mp.classes));
     }
     TRY(ram_policy_create(&o->pp, r->model, &r->policy));
     if (r->distributed) {
@@ -415,11 +438,11 @@ static int fill_batch(run *r, const int *slice, int n, uint64_t seed, float *ima
             dataset_shift_copy(warp ? r->warped : r->images + (size_t)k * r->pixels, h, w, o->shift,
                                seed, k, dst);
         else if (warp && !mnist) /* clutter from training digits only, as below */
-            dataset_make_with(o->dataset, r->images, n_digits, k, r->warped, seed, dst);
+            dataset_make_with(o->dataset, r->images, r->labels, n_digits, k, r->warped, seed, dst);
         else if (!warp) /* clutter comes from training digits only (not validation) */
-            dataset_image(o->dataset, r->images, r->pixels, n_digits, k, seed, dst);
+            dataset_image(o->dataset, r->images, r->labels, r->pixels, n_digits, k, seed, dst);
         if (o->flip) dataset_flip(dst, 1, h, w, seed, k);
-        labels[i] = r->labels[k];
+        labels[i] = dataset_label(o->dataset, r->labels, n_digits, k, seed);
     }
     return n;
 }

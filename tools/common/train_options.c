@@ -62,8 +62,9 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .help = "the labels of --train-images (IDX or .npy): N whole numbers, the classes "
                  "0..K-1"},
         {"--dataset", OPT_CHOICE, &o->dataset, .choices = DATASET_CHOICES, .meta = "NAME",
-         .help = "the set to train on; the training images of a translated or cluttered set are "
-                 "placed afresh every epoch"},
+         .help = "the set to train on; the training images of a translated, cluttered or "
+                 "two-digit set are placed afresh every epoch (a two-digit set's with new "
+                 "partners); pairs100 and sum100 make a model of 45 or 19 classes"},
         {"--height", OPT_INT, &o->height, 1, 4096, .meta = "N", .def = "the first image's",
          .help = "image folders: the canvas's height"},
         {"--width", OPT_INT, &o->width, 1, 4096, .meta = "N", .def = "the first image's",
@@ -197,6 +198,9 @@ static int check(const tool_info *tool, const tool_opt *t, size_t n, train_optio
     if (o->shift && o->dataset != DATASET_MNIST)
         return opts_usage_error(tool, "--shift is for --dataset mnist; the other sets already "
                                       "place each digit afresh every epoch");
+    if ((o->rotate > 0 || o->zoom > 0) && dataset_objects((dataset_kind)o->dataset) > 1)
+        return opts_usage_error(tool, "--rotate and --zoom warp one digit: not for --dataset %s",
+                                dataset_name((dataset_kind)o->dataset));
     return TOOL_OK;
 }
 
