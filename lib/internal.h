@@ -74,6 +74,7 @@ struct ram_glimpse {
     int patch, depth;
     float scale;
     int side[RAM_MAX_DEPTH]; /* pixel side of each scale's square */
+    ram_sensor sensor;       /* HARD: average pooling; SOFT: bilinear samples */
 };
 
 RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *p);
@@ -94,6 +95,25 @@ RAM_HIDDEN void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, 
  * cells, so that a large image's misses overlap (glimpse.c says more). */
 RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, const float *img, int c, int h,
                                      int w, float lx, float ly, int p0, int p1);
+
+/* ---- the soft sensor (glimpse_soft.c) ---- */
+
+/* Rows [p0, p1) of every patch of the soft glimpse at (lx, ly) (the image's
+ * frame): value (i, j) of scale k is the image, bilinearly interpolated,
+ * at the centre of cell (i, j) of the square of side side[k] centred on
+ * the location; zeros outside.  The glimpse calls above come here for a
+ * SOFT sensor. */
+RAM_HIDDEN void ram_glimpse_soft_rows(const struct ram_glimpse *g, const float *img, int c, int h,
+                                      int w, float lx, float ly, float *out, int p0, int p1);
+/* d out / d lx and d out / d ly of every value of that glimpse (jx, jy: as
+ * out), the right-hand derivative where a sample is on a pixel centre. */
+RAM_HIDDEN void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const float *img, int c,
+                                          int h, int w, float lx, float ly, float *jx, float *jy);
+/* The same contracted with dout (the loss gradient w.r.t. the glimpse):
+ * *dlx = sum dout * jx, *dly = sum dout * jy. */
+RAM_HIDDEN void ram_glimpse_soft_backward(const struct ram_glimpse *g, const float *img, int c,
+                                          int h, int w, float lx, float ly, const float *dout,
+                                          float *dlx, float *dly);
 
 /* ---- layers (layers.c, kernels.c): batched, row-major, rows = batch ---- */
 
