@@ -348,7 +348,8 @@ typedef struct ram_ws {
     int *gather_at;
     /* backward */
     float *dh, *dh2, *dc, *dc2, *dgates, *dg, *dhgl, *dlogits, *dmu;
-    float *grad; /* n_params */
+    float *drho, *dloc; /* a soft sensor's: n x rho_size, n x 2 (NULL otherwise) */
+    float *grad;        /* n_params */
 } ram_ws;
 
 /* ---- thread team (team.c) ---- */
@@ -402,6 +403,16 @@ RAM_HIDDEN long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, 
  * detach_core: the location gradient stops at the location network. */
 RAM_HIDDEN void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
                                    bool detach_core);
+/* ram_model_backward() for a model with the soft sensor, also through the
+ * sampler: at each step the loss gradient w.r.t. l_t (from the glimpse and
+ * from the location layer h_l) reaches mu_t (mode MEAN: l = mu; SAMPLE:
+ * where the clamp let the sample through; FIXED: nowhere) and from there
+ * the location network and, whatever detach_core says (which concerns the
+ * REINFORCE term dmu, as above), the core through time.  images: those of
+ * the forward pass in ws; the workspace was made for training. */
+RAM_HIDDEN void ram_model_backward_soft(const struct ram_model *m, ram_ws *ws, int n,
+                                        const float *images, ram_loc_mode mode, const float *dmu,
+                                        bool detach_core);
 
 /* ---- policy (reinforce.c) ---- */
 

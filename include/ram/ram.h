@@ -272,6 +272,11 @@ typedef struct ram_model_params {
     float loc_range_pixels;
     float init_scale; /**< weights ~ U(-init_scale, init_scale) (0.1) */
     uint64_t seed;    /**< initialisation seed (1) */
+    /** The retina's sensor (HARD).  With SOFT the glimpses are bilinear
+     *  samples and a trainer backpropagates through them into the location
+     *  network (ram_policy_params.soft_training).  Stored in the model file;
+     *  a file without it is HARD. */
+    ram_sensor sensor;
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
@@ -438,6 +443,21 @@ typedef enum ram_baseline_type {
     RAM_BASELINE_NONE = 2    /**< no baseline (b = 0): high variance */
 } ram_baseline_type;
 
+/** How a trainer trains the locations of a SOFT-sensor model
+ *  (ram_trainer_create() refuses other values). */
+typedef enum ram_soft_training {
+    /** Deterministic locations (the location network's mean, no
+     *  sampling); the classification loss's gradient reaches the location
+     *  network, the core and everything before them through the sampler,
+     *  backpropagated through time; no REINFORCE term, and the baseline is
+     *  not trained. */
+    RAM_SOFT_BACKPROP = 0,
+    /** Sampled locations, as for the hard sensor, with the REINFORCE term
+     *  and the baseline, plus the backpropagated term through the sampler
+     *  (through the clamp of the sample: none where it is at +-1). */
+    RAM_SOFT_HYBRID = 1
+} ram_soft_training;
+
 /** Location policy and REINFORCE settings (not stored in model files). */
 typedef struct ram_policy_params {
     size_t struct_size; /**< set by ram_policy_params_init() */
@@ -452,6 +472,10 @@ typedef struct ram_policy_params {
      *  networks through time (Torch).  (1) */
     int detach_core;
     uint64_t seed; /**< sampling RNG seed (1) */
+    /** How a trainer moves the locations of a model with the SOFT sensor;
+     *  ignored for a HARD one, whose locations are always REINFORCE's.
+     *  (BACKPROP) */
+    ram_soft_training soft_training;
 } ram_policy_params;
 
 /** Fill `p` with defaults: std, hidden and steps 0 (take the model's), LINEAR
