@@ -309,6 +309,7 @@ static void print_json(const options *o, const testset *s, int n, const result *
            s->from_folder ? (o->set.pair_images ? "files" : "folder")
                           : dataset_name((dataset_kind)o->set.dataset));
     json_string(stdout, o->set.model);
+    printf(", \"sensor\": \"%s\"", mp->sensor == RAM_SENSOR_SOFT ? "soft" : "hard");
     if (o->no_clutter) printf(", \"no_clutter\": true");
     if (o->set.dataset != DATASET_MNIST) {
         printf(", \"found\": %.4f, \"found_wrong\": ", (double)r->found / n);
