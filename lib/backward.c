@@ -1,6 +1,7 @@
 /* Backpropagation through time over a forward pass's caches: the
  * classifier's and the location network's gradients through the core, the
- * glimpse network and the location network.  The losses that seed it live
+ * glimpse network and the location network, and with the soft sensor the
+ * classifier's through the glimpses into the locations.  The losses that seed it live
  * in the trainer and reinforce.c. */
 #include "internal.h"
 
@@ -18,9 +19,11 @@ static inline float bound_grad(ram_loc_bound b, float pre, float post) {
 #define GW(id) ram_param(m, ws->grad, id)
 
 /* The glimpse network at step t, given ws->dg = dLoss/dg_t: the gradients
- * of its weights.  The glimpse is not differentiable in l, and l carries
- * no gradient. */
-static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t) {
+ * of its weights.  A hard glimpse is not differentiable in l, and l then
+ * carries no gradient; with a soft sensor (images given), dLoss/dl_t,
+ * through the location layer and through the sampler, goes to ws->dloc. */
+static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t,
+                             const float *images) {
     const ram_model_params *p = &m->p;
     const int D = m->rho_size, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden,
               G = p->glimpse_out;
@@ -37,10 +40,32 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
                             GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false);
     }
     ram_relu_backward(hgl, ws->dhgl, n, HG, HG);
+    const bool soft = images != NULL;
     ram_linear_backward(ws->dhgl, HG, rho, D, n, D, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
-                        GW(RAM_T_G1_B), NULL, 0, false);
+                        GW(RAM_T_G1_B), soft ? ws->drho : NULL, D, false);
     ram_linear_backward(ws->dhgl + Hg, HG, l, 2, n, 2, Hl, W(RAM_T_L1_W), GW(RAM_T_L1_W),
-                        GW(RAM_T_L1_B), NULL, 0, false);
+                        GW(RAM_T_L1_B), soft ? ws->dloc : NULL, 2, false);
+    if (!soft) return;
+    /* The sensor saw l scaled to the retina's frame (range_x, range_y). */
+    const size_t img = (size_t)p->channels * p->height * p->width;
+    for (int i = 0; i < n; i++) {
+        float dx, dy;
+        ram_glimpse_soft_backward(&m->sensor, images + i * img, p->channels, p->height, p->width,
+                                  l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
+                                  ws->drho + (size_t)i * D, &dx, &dy);
+        ws->dloc[2 * i] += dx * m->range_x;
+        ws->dloc[2 * i + 1] += dy * m->range_y;
+    }
+}
+
+/* dLoss/dl_t in ws->dloc into dLoss/dmu_t in place: l = mu (MEAN), l =
+ * clamp(mu + std eps, -1, 1) (SAMPLE: 1 where the sample is inside, 0 where
+ * the clamp holds it at an edge), or given (FIXED: 0). */
+static void location_through_l(ram_ws *ws, int n, int t, ram_loc_mode mode) {
+    const float *l = ws->loc + (size_t)t * n * 2;
+    for (int i = 0; i < 2 * n; i++)
+        if (mode == RAM_LOC_FIXED || (mode == RAM_LOC_SAMPLE && !(l[i] > -1.0f && l[i] < 1.0f)))
+            ws->dloc[i] = 0.0f;
 }
 
 /* The location network at step t, mu_t = bound(W h_t + b), given dmu_t:
@@ -56,8 +81,9 @@ static void location_backward(const struct ram_model *m, ram_ws *ws, int n, int 
                         GW(RAM_T_LOC_B), into_core ? dh : NULL, H, true);
 }
 
-void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
-                        bool detach_core) {
+/* Both backward passes: images NULL for the hard sensor's. */
+static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
+                          bool detach_core, const float *images, ram_loc_mode mode) {
     const ram_model_params *p = &m->p;
     const int T = p->glimpses, H = p->core_hidden, G = p->glimpse_out, K = p->classes,
               NG = m->gates;
@@ -87,13 +113,29 @@ void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const floa
         if (t > 0)
             ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_CH_W), GW(RAM_T_CH_W), NULL, dh2,
                                 H, false);
-        glimpse_backward(m, ws, n, t);
+        glimpse_backward(m, ws, n, t, images);
         if (dmu)
             location_backward(m, ws, n, t, dmu + (size_t)t * n * 2, t > 0 && !detach_core, dh2);
+        if (images && mode != RAM_LOC_FIXED) {
+            /* The backpropagated location term, into the core at every step
+             * but the first (h_0 = 0 is no function of the weights). */
+            location_through_l(ws, n, t, mode);
+            location_backward(m, ws, n, t, ws->dloc, t > 0, dh2);
+        }
         float *tmp = dh;
         dh = dh2;
         dh2 = tmp;
     }
+}
+
+void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
+                        bool detach_core) {
+    backward_pass(m, ws, n, dmu, detach_core, NULL, RAM_LOC_FIXED);
+}
+
+void ram_model_backward_soft(const struct ram_model *m, ram_ws *ws, int n, const float *images,
+                             ram_loc_mode mode, const float *dmu, bool detach_core) {
+    backward_pass(m, ws, n, dmu, detach_core, images, mode);
 }
 #undef W
 #undef GW

@@ -1,6 +1,8 @@
 /* The glimpse sensor (the paper's "retina", Torch's SpatialGlimpse): around a
  * location, `depth` squares, each `scale` times wider than the last, each
- * average-pooled to patch x patch.  Pixels outside the image read as 0. */
+ * average-pooled to patch x patch.  Pixels outside the image read as 0.
+ * The soft sensor, which samples the same squares bilinearly, is
+ * glimpse_soft.c; the calls below hand it its glimpses. */
 #include "internal.h"
 
 #include <math.h>
@@ -31,6 +33,7 @@ ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *use
     g->patch = p.patch;
     g->depth = p.depth;
     g->scale = p.scale;
+    g->sensor = RAM_SENSOR_HARD; /* ram_glimpse_create_sensor() and models set SOFT */
     for (int k = 0; k < p.depth; k++) {
         double side = p.patch * pow(p.scale, k);
         if (side > 1 << 20)
@@ -198,6 +201,10 @@ static inline void pool_row(const float *plane, int h, int w, const long *xb, in
 static void glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w,
                          float lx, float ly, float *out, int p0, int p1, const float *next,
                          float nx, float ny) {
+    if (g->sensor == RAM_SENSOR_SOFT) { /* glimpse_soft.c */
+        ram_glimpse_soft_rows(g, img, c, h, w, lx, ly, out, p0, p1);
+        return;
+    }
     const int P = g->patch;
     ram_glimpse_prefetch(g, img, c, h, w, lx, ly, p0, p1);
     long ny0 = 0, nc0 = 0, nc1 = 0;

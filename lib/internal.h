@@ -77,6 +77,7 @@ struct ram_glimpse {
     int patch, depth;
     float scale;
     int side[RAM_MAX_DEPTH]; /* pixel side of each scale's square */
+    ram_sensor sensor;       /* HARD: average pooling; SOFT: bilinear samples */
 };
 
 RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *p);
@@ -97,6 +98,25 @@ RAM_HIDDEN void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, 
  * cells, so that a large image's misses overlap (glimpse.c says more). */
 RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, const float *img, int c, int h,
                                      int w, float lx, float ly, int p0, int p1);
+
+/* ---- the soft sensor (glimpse_soft.c) ---- */
+
+/* Rows [p0, p1) of every patch of the soft glimpse at (lx, ly) (the image's
+ * frame): value (i, j) of scale k is the image, bilinearly interpolated,
+ * at the centre of cell (i, j) of the square of side side[k] centred on
+ * the location; zeros outside.  The glimpse calls above come here for a
+ * SOFT sensor. */
+RAM_HIDDEN void ram_glimpse_soft_rows(const struct ram_glimpse *g, const float *img, int c, int h,
+                                      int w, float lx, float ly, float *out, int p0, int p1);
+/* d out / d lx and d out / d ly of every value of that glimpse (jx, jy: as
+ * out), the right-hand derivative where a sample is on a pixel centre. */
+RAM_HIDDEN void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const float *img, int c,
+                                          int h, int w, float lx, float ly, float *jx, float *jy);
+/* The same contracted with dout (the loss gradient w.r.t. the glimpse):
+ * *dlx = sum dout * jx, *dly = sum dout * jy. */
+RAM_HIDDEN void ram_glimpse_soft_backward(const struct ram_glimpse *g, const float *img, int c,
+                                          int h, int w, float lx, float ly, const float *dout,
+                                          float *dlx, float *dly);
 
 /* ---- layers (layers.c, kernels.c): batched, row-major, rows = batch ---- */
 
@@ -331,7 +351,8 @@ typedef struct ram_ws {
     int *gather_at;
     /* backward */
     float *dh, *dh2, *dc, *dc2, *dgates, *dg, *dhgl, *dlogits, *dmu;
-    float *grad; /* n_params */
+    float *drho, *dloc; /* a soft sensor's: n x rho_size, n x 2 (NULL otherwise) */
+    float *grad;        /* n_params */
 } ram_ws;
 
 /* ---- thread team (team.c) ---- */
@@ -387,6 +408,16 @@ RAM_HIDDEN long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, 
  * detach_core: the location gradient stops at the location network. */
 RAM_HIDDEN void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
                                    bool detach_core);
+/* ram_model_backward() for a model with the soft sensor, also through the
+ * sampler: at each step the loss gradient w.r.t. l_t (from the glimpse and
+ * from the location layer h_l) reaches mu_t (mode MEAN: l = mu; SAMPLE:
+ * where the clamp let the sample through; FIXED: nowhere) and from there
+ * the location network and, whatever detach_core says (which concerns the
+ * REINFORCE term dmu, as above), the core through time.  images: those of
+ * the forward pass in ws; the workspace was made for training. */
+RAM_HIDDEN void ram_model_backward_soft(const struct ram_model *m, ram_ws *ws, int n,
+                                        const float *images, ram_loc_mode mode, const float *dmu,
+                                        bool detach_core);
 
 /* ---- policy (reinforce.c) ---- */
 

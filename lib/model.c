@@ -67,6 +67,7 @@ ram_status ram_model_validate(const ram_model_params *p) {
     CHECK_RANGE(p->glimpses, 1, 64);
     CHECK_RANGE(p->classes, 2, 65536);
     CHECK_RANGE(p->bound, RAM_BOUND_HARDTANH, RAM_BOUND_TANH);
+    CHECK_RANGE(p->sensor, RAM_SENSOR_HARD, RAM_SENSOR_SOFT);
     if (!(p->loc_std >= 1e-4f && p->loc_std <= 10.0f)) /* 1/std^2 must stay finite */
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_std %g not in [1e-4, 10]",
                         (double)p->loc_std);
@@ -82,6 +83,7 @@ ram_status ram_model_validate(const ram_model_params *p) {
 void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
     m->p = *p;
     ram_glimpse_init(&m->sensor, &p->glimpse);
+    m->sensor.sensor = p->sensor;
     m->rho_size = p->channels * m->sensor.depth * m->sensor.patch * m->sensor.patch;
     m->hgl = p->glimpse_hidden + p->loc_hidden;
     m->gates = p->core == RAM_CORE_LSTM ? 4 * p->core_hidden : p->core_hidden;
@@ -268,10 +270,11 @@ size_t ram_model_param_count(const ram_model *m) {
 /* ---- workspaces ---- */
 
 void ram_ws_release(ram_ws *ws) {
-    float **bufs[] = {&ws->rho,     &ws->loc, &ws->mupre, &ws->mu,       &ws->hgl,     &ws->g,
-                      &ws->gates,   &ws->h,   &ws->c,     &ws->probs,    &ws->aux,     &ws->dh,
-                      &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates,   &ws->dg,      &ws->dhgl,
-                      &ws->dlogits, &ws->dmu, &ws->grad,  &ws->gather_x, &ws->gather_y};
+    float **bufs[] = {&ws->rho,    &ws->loc,      &ws->mupre,    &ws->mu,      &ws->hgl,
+                      &ws->g,      &ws->gates,    &ws->h,        &ws->c,       &ws->probs,
+                      &ws->aux,    &ws->dh,       &ws->dh2,      &ws->dc,      &ws->dc2,
+                      &ws->dgates, &ws->dg,       &ws->dhgl,     &ws->dlogits, &ws->dmu,
+                      &ws->grad,   &ws->gather_x, &ws->gather_y, &ws->drho,    &ws->dloc};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
@@ -286,6 +289,7 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
     const size_t n = (size_t)max_n, T = m->p.glimpses, H = m->p.core_hidden;
     const bool lstm = m->p.core == RAM_CORE_LSTM;
     const bool gather = max_n > RAM_GEMV_MAX_ROWS && ram_sparse_kernels();
+    const bool soft = train && m->p.sensor == RAM_SENSOR_SOFT;
     const int G = m->p.glimpse_out, widest_in = m->hgl > G ? m->hgl : G;
     const size_t gather_in = (size_t)(widest_in > (int)H ? widest_in : (int)H),
                  gather_out = (size_t)(G > m->gates ? G : m->gates);
@@ -316,6 +320,9 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->dlogits, train ? n * m->p.classes : 0},
         {&ws->dmu, train ? n * 2 : 0},
         {&ws->grad, train ? m->n_params : 0},
+        /* the soft sensor's backward pass: dLoss/drho and dLoss/dl of a step */
+        {&ws->drho, soft ? n * m->rho_size : 0},
+        {&ws->dloc, soft ? n * 2 : 0},
     };
     for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
         if (!need[i].count) continue;
@@ -340,5 +347,5 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            a->glimpse_out == b->glimpse_out && a->core_hidden == b->core_hidden &&
            a->core == b->core && a->glimpses == b->glimpses && a->classes == b->classes &&
            a->bound == b->bound && a->loc_std == b->loc_std &&
-           a->loc_range_pixels == b->loc_range_pixels;
+           a->loc_range_pixels == b->loc_range_pixels && a->sensor == b->sensor;
 }

@@ -1,5 +1,5 @@
 /* What model and checkpoint files hold: the model's architecture and
- * weights (ARCH, WGHT), and a trainer's policy, optimizer and average
+ * weights (ARCH, SENS, WGHT), and a trainer's policy, optimizer and average
  * (PLCY, OPTM, AVRG, USER), in the container of file.c.  Nothing read is
  * trusted before it is checked, and a failed load changes nothing. */
 #include "internal.h"
@@ -14,6 +14,7 @@
 #define TAG_WGHT RAM_TAG('W', 'G', 'H', 'T')
 #define TAG_CLSN RAM_TAG('C', 'L', 'S', 'N')
 #define TAG_FITR RAM_TAG('F', 'I', 'T', 'R')
+#define TAG_SENS RAM_TAG('S', 'E', 'N', 'S')
 /* The ARCH chunk of format version 1: 14 u32 and 4 f32 fields, a u64 seed. */
 #define ARCH_BYTES 80
 
@@ -61,6 +62,11 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
         c.len = 0;
         ram_buf_u32(&c, (uint32_t)m->fit);
         ram_file_chunk(b, TAG_FITR, &c);
+    }
+    if (p->sensor != RAM_SENSOR_HARD) {
+        c.len = 0;
+        ram_buf_u32(&c, (uint32_t)p->sensor);
+        ram_file_chunk(b, TAG_SENS, &c);
     }
     if (c.failed) b->failed = true;
     free(c.data);
@@ -134,6 +140,17 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
     p.loc_range_pixels = ram_rd_f32(&a);
     p.init_scale = ram_rd_f32(&a);
     p.seed = ram_rd_u64(&a);
+    /* The sensor is part of the architecture, in a chunk of its own so
+     * that a hard model's file is the one it was before sensors had a
+     * choice; a file without it is HARD. */
+    ram_reader sens;
+    if (ram_file_find(data, len, TAG_SENS, &sens)) {
+        const uint32_t sensor = ram_rd_u32(&sens);
+        if (sens.bad || sens.pos != sens.len || sensor > RAM_SENSOR_SOFT)
+            return ram_fail(RAM_ERR_FORMAT, "model file: SENS chunk of %zu bytes, sensor %u",
+                            sens.len, sensor);
+        p.sensor = (ram_sensor)sensor;
+    }
     ram_status s = ram_model_validate(&p);
     if (s) {
         char why[512]; /* ram_last_error() is the buffer ram_fail writes to */

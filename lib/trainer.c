@@ -1,4 +1,6 @@
-/* Training: the hybrid loss (cross-entropy + baseline MSE + REINFORCE) over
+/* Training: the hybrid loss (cross-entropy + baseline MSE + REINFORCE; with
+ * a soft sensor, cross-entropy backpropagated into the locations, with or
+ * without the REINFORCE terms) over
  * data-parallel workers on the library's thread team, the gradient hook,
  * clipping, and the optimizer step (optim.c) shared out by blocks of
  * weights; evaluation; checkpoints (their format is serialize.c's). */
@@ -163,21 +165,38 @@ static void run_slice(ram_trainer *t, worker *wk) {
         return;
     }
 
-    /* Noise for sample i, step s lives at eps[(i * T + s) * 2]. */
-    for (int s = 0; s < T; s++)
-        for (int i = 0; i < n; i++)
-            for (int d = 0; d < 2; d++)
-                ws->aux[((size_t)s * n + i) * 2 + d] =
-                    t->eps[(((size_t)wk->i0 + i) * T + s) * 2 + d];
-    ram_model_forward_with(m, m->w, NULL, &t->cols, ws, images, n, RAM_LOC_SAMPLE, ws->aux,
-                           pol->p.std, NULL);
+    /* A soft sensor trained by backpropagation alone looks where the
+     * policy's mean says: no sampling, no REINFORCE, no baseline. */
+    const bool soft = m->p.sensor == RAM_SENSOR_SOFT;
+    const bool sampled = !soft || pol->p.soft_training == RAM_SOFT_HYBRID;
+    if (sampled) {
+        /* Noise for sample i, step s lives at eps[(i * T + s) * 2]. */
+        for (int s = 0; s < T; s++)
+            for (int i = 0; i < n; i++)
+                for (int d = 0; d < 2; d++)
+                    ws->aux[((size_t)s * n + i) * 2 + d] =
+                        t->eps[(((size_t)wk->i0 + i) * T + s) * 2 + d];
+        ram_model_forward_with(m, m->w, NULL, &t->cols, ws, images, n, RAM_LOC_SAMPLE, ws->aux,
+                               pol->p.std, NULL);
+    } else {
+        ram_model_forward_with(m, m->w, NULL, &t->cols, ws, images, n, RAM_LOC_MEAN, NULL, 0, NULL);
+    }
     if (glimpsed_nonfinite(m, wk, n)) return;
     classifier_loss(t, wk, labels, n);
-    policy_loss(t, wk, labels, n);
+    if (sampled) {
+        policy_loss(t, wk, labels, n);
+    } else {
+        for (int i = 0; i < n; i++)
+            wk->reward += wk->pred[i] == labels[i];
+    }
     memset(ws->grad, 0, sizeof(float) * m->n_params);
-    ram_model_backward(m, ws, n, wk->dmu, pol->p.detach_core);
+    if (soft)
+        ram_model_backward_soft(m, ws, n, images, sampled ? RAM_LOC_SAMPLE : RAM_LOC_MEAN,
+                                sampled ? wk->dmu : NULL, pol->p.detach_core);
+    else
+        ram_model_backward(m, ws, n, wk->dmu, pol->p.detach_core);
     if (pol->n_bw) memset(wk->gbw, 0, sizeof(float) * pol->n_bw);
-    wk->sse = ram_baseline_backward(pol, ws->h, n, wk->b, wk->R, (float)t->n, wk->gbw);
+    if (sampled) wk->sse = ram_baseline_backward(pol, ws->h, n, wk->b, wk->R, (float)t->n, wk->gbw);
 }
 
 /* ---- the optimizer step's shares ---- */
@@ -265,6 +284,9 @@ static ram_status check_trainer_params(const ram_model *m, const ram_policy *pol
     if (p->threads < 1 || p->threads > 256)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_create: threads %d not in [1, 256]",
                         p->threads);
+    if (pol->p.soft_training != RAM_SOFT_BACKPROP && pol->p.soft_training != RAM_SOFT_HYBRID)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_create: soft_training %d unknown",
+                        (int)pol->p.soft_training);
     if (pol->p.steps != m->p.glimpses ||
         (pol->p.baseline == RAM_BASELINE_LINEAR && pol->p.hidden != m->p.core_hidden))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,

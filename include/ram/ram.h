@@ -174,6 +174,53 @@ RAM_API size_t ram_glimpse_size(const ram_glimpse *g, int channels);
 RAM_API ram_status ram_glimpse_extract(const ram_glimpse *g, const float *images, int n, int c,
                                        int h, int w, const float *locs, float *out, size_t out_len);
 
+/** How a sensor reads each scale's square. */
+typedef enum ram_sensor {
+    /** Average pooling of the square's pixels (the paper's retina): the
+     *  glimpse is piecewise constant in the location, so the location is
+     *  trained by REINFORCE. */
+    RAM_SENSOR_HARD = 0,
+    /** Bilinear sampling (a Spatial Transformer's sampler) of the same
+     *  square on a regular patch x patch grid: value (i, j) is the image,
+     *  interpolated between the four nearest pixel centres, at the centre of
+     *  cell (i, j) of the square (of side round(patch * scale^k), centred
+     *  exactly on the location, not on a pixel); pixels outside the image
+     *  read as 0.  Continuous and piecewise bilinear in the location, so its
+     *  gradient can be backpropagated (ram_glimpse_backward_location()).
+     *  Where a scale has one pixel per cell and the location puts the
+     *  samples on pixel centres, it reads what the hard sensor reads; a
+     *  wider cell is sampled at its centre, not averaged (a 2x2 cell whose
+     *  edges are on pixel edges gives the mean of its four pixels, as the
+     *  hard sensor does; wider cells see only their central pixels). */
+    RAM_SENSOR_SOFT = 1
+} ram_sensor;
+
+/** As ram_glimpse_create(), with the given sensor.  (The choice is not a
+ *  field of ram_glimpse_params: that struct is embedded in
+ *  ram_model_params, whose layout it may not change; a model's sensor is
+ *  ram_model_params.sensor.)  Errors: as ram_glimpse_create(), and
+ *  INVALID_ARGUMENT for an unknown sensor. */
+RAM_API ram_status ram_glimpse_create_sensor(const ram_glimpse_params *p, ram_sensor sensor,
+                                             ram_glimpse **out);
+/** A sensor's kind (HARD for NULL and for ram_glimpse_create()'s). */
+RAM_API ram_sensor ram_glimpse_sensor(const ram_glimpse *g);
+/**
+ * The gradient through a soft sensor: given dout, the gradient of some loss
+ * with respect to the glimpses ram_glimpse_extract() cut at `locs` (n x
+ * ram_glimpse_size(g, c) floats, same layout; dout_len its length), writes
+ * dlocs (n x 2): the loss's gradient with respect to each location (x, y),
+ * sum_k dout_k * d out_k / d loc.  Where a sample falls exactly on a pixel
+ * centre (a kink of the bilinear interpolation) the derivative from the
+ * right (toward +x, +y) is used.  Costs as much as a few extractions: it
+ * depends on the patch, not the image.  Errors: INVALID_ARGUMENT (NULL, a
+ * dimension < 1, a HARD sensor, which is not differentiable in the
+ * location), BUFFER_TOO_SMALL (dout), NUMERIC (a NaN/Inf location).
+ * Thread-safe on a shared `g`.
+ */
+RAM_API ram_status ram_glimpse_backward_location(const ram_glimpse *g, const float *images, int n,
+                                                 int c, int h, int w, const float *locs,
+                                                 const float *dout, size_t dout_len, float *dlocs);
+
 /* ---- model -------------------------------------------------------------- */
 
 /** How the glimpse network combines "what" (h_g) and "where" (h_l). */
@@ -225,6 +272,11 @@ typedef struct ram_model_params {
     float loc_range_pixels;
     float init_scale; /**< weights ~ U(-init_scale, init_scale) (0.1) */
     uint64_t seed;    /**< initialisation seed (1) */
+    /** The retina's sensor (HARD).  With SOFT the glimpses are bilinear
+     *  samples and a trainer backpropagates through them into the location
+     *  network (ram_policy_params.soft_training).  Stored in the model file;
+     *  a file without it is HARD. */
+    ram_sensor sensor;
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
@@ -391,6 +443,21 @@ typedef enum ram_baseline_type {
     RAM_BASELINE_NONE = 2    /**< no baseline (b = 0): high variance */
 } ram_baseline_type;
 
+/** How a trainer trains the locations of a SOFT-sensor model
+ *  (ram_trainer_create() refuses other values). */
+typedef enum ram_soft_training {
+    /** Deterministic locations (the location network's mean, no
+     *  sampling); the classification loss's gradient reaches the location
+     *  network, the core and everything before them through the sampler,
+     *  backpropagated through time; no REINFORCE term, and the baseline is
+     *  not trained. */
+    RAM_SOFT_BACKPROP = 0,
+    /** Sampled locations, as for the hard sensor, with the REINFORCE term
+     *  and the baseline, plus the backpropagated term through the sampler
+     *  (through the clamp of the sample: none where it is at +-1). */
+    RAM_SOFT_HYBRID = 1
+} ram_soft_training;
+
 /** Location policy and REINFORCE settings (not stored in model files). */
 typedef struct ram_policy_params {
     size_t struct_size; /**< set by ram_policy_params_init() */
@@ -405,6 +472,10 @@ typedef struct ram_policy_params {
      *  networks through time (Torch).  (1) */
     int detach_core;
     uint64_t seed; /**< sampling RNG seed (1) */
+    /** How a trainer moves the locations of a model with the SOFT sensor;
+     *  ignored for a HARD one, whose locations are always REINFORCE's.
+     *  (BACKPROP) */
+    ram_soft_training soft_training;
 } ram_policy_params;
 
 /** Fill `p` with defaults: std, hidden and steps 0 (take the model's), LINEAR

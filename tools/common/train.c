@@ -218,8 +218,16 @@ static const char *data_name(const run *r) {
 static int make_trainer(run *r) {
     train_options *o = r->o;
     if (o->init) {
+        const ram_sensor asked = o->mp.sensor;
         TRY(ram_model_load(o->init, &r->model));
         TRY(ram_model_get_params(r->model, &o->mp));
+        if (asked != RAM_SENSOR_HARD && o->mp.sensor != asked) {
+            fprintf(stderr,
+                    "%s: %s has the hard sensor; --sensor soft or hybrid needs a soft "
+                    "model to start from\n",
+                    r->prog, o->init);
+            return -1;
+        }
         if (o->mp.height != r->height || o->mp.width != r->width || o->mp.channels != r->channels) {
             fprintf(stderr, "%s: %s takes %dx%d images with %d channels; %s has %d-channel %dx%d\n",
                     r->prog, o->init, o->mp.height, o->mp.width, o->mp.channels, data_name(r),
@@ -334,6 +342,11 @@ static void print_header(const run *r) {
             ram_model_param_count(r->model), o->mp.glimpses, o->mp.glimpse.patch,
             o->mp.glimpse.patch, o->mp.glimpse.depth, o->mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN",
             r->n_train, o->val, augment, o->batch, o->threads);
+    if (o->mp.sensor == RAM_SENSOR_SOFT)
+        fprintf(stderr, "soft sensor: %s\n",
+                o->pp.soft_training == RAM_SOFT_HYBRID
+                    ? "sampled locations, REINFORCE plus backpropagation through the sampler"
+                    : "mean locations, trained by backpropagation through the sampler");
     if (o->init && !o->resume)
         fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)\n",
                 o->init);

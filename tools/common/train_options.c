@@ -36,14 +36,18 @@ static const int form_values[] = {RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT};
 static const int bound_values[] = {RAM_BOUND_TANH, RAM_BOUND_HARDTANH};
 static const int baseline_values[] = {RAM_BASELINE_LINEAR, RAM_BASELINE_SCALAR, RAM_BASELINE_NONE};
 static const int optim_values[] = {RAM_OPT_ADAM, RAM_OPT_SGD};
+/* --sensor's choices, in order: the sensor and how a soft one is trained */
+enum { SENSOR_HARD, SENSOR_SOFT, SENSOR_HYBRID };
 
 #define COUNT 1e9 /* the largest count an option takes */
 #define ANY   -FLT_MAX, FLT_MAX
 
-/* The table, pointing into o, lr_final and reinforce_core (a flag that
- * clears detach_core); each option once.  Longer than a function should be
- * because it is data: one entry per option, nothing to cut. */
-static size_t train_table(train_options *o, float *lr_final, int *reinforce_core, tool_opt *t) {
+/* The table, pointing into o, lr_final, reinforce_core (a flag that
+ * clears detach_core) and sensor (SENSOR_*); each option once.  Longer
+ * than a function should be because it is data: one entry per option,
+ * nothing to cut. */
+static size_t train_table(train_options *o, float *lr_final, int *reinforce_core, int *sensor,
+                          tool_opt *t) {
     ram_model_params *mp = &o->mp;
     ram_policy_params *pp = &o->pp;
     ram_trainer_params *tp = &o->tp;
@@ -149,6 +153,13 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
                  "shorter side less one pixel: 13 for 28x28)"},
         {"--init-scale", OPT_FLOAT, &mp->init_scale, ANY, .meta = "F", .flags = OPT_GROUP,
          .help = "scale of the initial weights"},
+        {"--sensor", OPT_CHOICE, sensor, .choices = "hard|soft|hybrid", .meta = "S", .def = "hard",
+         .help = "the retina: hard (average pooling, locations trained by REINFORCE), soft "
+                 "(bilinear sampling; locations are the policy's mean, trained by "
+                 "backpropagating the classification loss through the sampler, no REINFORCE) "
+                 "or hybrid (the soft sensor, sampled locations, REINFORCE plus the "
+                 "backpropagated term); stored in the model.  With --init the model's sensor "
+                 "is kept: soft or hybrid need a soft model there"},
         {"--baseline", OPT_CHOICE, &pp->baseline, .choices = "linear|scalar|none",
          .values = baseline_values, .meta = "B", .section = "policy",
          .help = "REINFORCE's baseline"},
@@ -219,9 +230,9 @@ int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) 
     ram_policy_params_init(&o->pp);
     ram_trainer_params_init(&o->tp);
     float lr_final = -1;
-    int reinforce_core = 0;
+    int reinforce_core = 0, sensor = SENSOR_HARD;
     tool_opt t[80];
-    const size_t n = train_table(o, &lr_final, &reinforce_core, t);
+    const size_t n = train_table(o, &lr_final, &reinforce_core, &sensor, t);
     int r = opts_parse(tool, t, n, argc, argv);
     if (!r) r = check(tool, t, n, o);
     if (r) return r;
@@ -234,6 +245,8 @@ int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) 
         return opts_usage_error(tool, "--data or --train-images, not both");
     if (o->train_images) o->data = o->train_images; /* what messages name */
     if (reinforce_core) o->pp.detach_core = 0;
+    o->mp.sensor = sensor == SENSOR_HARD ? RAM_SENSOR_HARD : RAM_SENSOR_SOFT;
+    o->pp.soft_training = sensor == SENSOR_HYBRID ? RAM_SOFT_HYBRID : RAM_SOFT_BACKPROP;
     if (!o->checkpoint) {
         snprintf(o->checkpoint_default, sizeof o->checkpoint_default, "%s.ckpt", o->out);
         o->checkpoint = o->checkpoint_default;
