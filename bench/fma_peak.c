@@ -7,14 +7,9 @@
 #define _GNU_SOURCE
 #include "fma_peak.h"
 
-#include <pthread.h>
-#include <time.h>
+#include "clock.h"
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include <pthread.h>
 
 static const char *const names[FMA_WIDTHS] = {"128-bit", "256-bit", "512-bit"};
 static const int lanes[FMA_WIDTHS] = {4, 8, 16};
@@ -88,9 +83,9 @@ typedef struct job {
 
 static void *run_job(void *arg) {
     job *j = arg;
-    const double t0 = now();
+    const double t0 = clock_seconds();
     j->sink = run_chains(j->w, j->iters);
-    j->seconds = now() - t0;
+    j->seconds = clock_seconds() - t0;
     return NULL;
 }
 
