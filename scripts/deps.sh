@@ -8,7 +8,38 @@
 #        scripts/deps.sh --reliability  also what scripts/test.sh's sanitizer, valgrind
 #                                       and fuzzing passes need (clang 14 with libFuzzer
 #                                       and the sanitizer runtimes, valgrind)
+#        scripts/deps.sh --cross        only what scripts/cross-check.sh needs for arm64
+#                                       and s390x: their cross compilers, qemu-user, and
+#                                       the two architectures' libopenblas-dev and check
+#                                       (dpkg --add-architecture first)
 set -euo pipefail
+
+if [ "${1:-}" = "--cross" ]; then
+    command -v dpkg >/dev/null || { echo "deps.sh: not Debian; --cross needs dpkg" >&2; exit 1; }
+    sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { echo "deps.sh: need root or sudo for --cross" >&2; exit 1; }
+        sudo=(sudo)
+    fi
+    # The multiarch libraries must be the very versions of the host's: one
+    # apt-get update after adding the architectures.  The tools' image and
+    # zlib libraries come second, each architecture on its own and allowed
+    # to fail (a mirror without the target's security updates cannot match
+    # the host's zlib1g): cross-check.sh then builds without the tools.
+    cross=(qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross libopenblas-dev:arm64 check:arm64
+        gcc-s390x-linux-gnu libc6-dev-s390x-cross libopenblas-dev:s390x check:s390x)
+    echo "deps.sh: installing the cross-check's ${cross[*]}"
+    "${sudo[@]}" dpkg --add-architecture arm64
+    "${sudo[@]}" dpkg --add-architecture s390x
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${cross[@]}"
+    for a in arm64 s390x; do
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+            "zlib1g-dev:$a" "libpng-dev:$a" "libjpeg62-turbo-dev:$a" ||
+            echo "deps.sh: no zlib/libpng/libjpeg for $a: its cross-build leaves the tools out" >&2
+    done
+    exit 0
+fi
 
 # abigail-tools: the abi test; doxygen: the api_docs test; scikit-learn, tqdm,
 # Pillow: the Python estimator's and data readers' tests; Open MPI:
