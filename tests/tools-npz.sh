@@ -90,7 +90,6 @@ refused() { # expected-message args...
 }
 refused "exists" --dataset mnist --format npz --out "$tmp/c.npz"
 refused "name it \*.npz" --dataset mnist --format npz --out "$tmp/c.zip"
-refused "use --format png or npz" --dataset mnist --colour 256 --out "$tmp/i"
 refused "use --dataset mnist" --dataset translated60 --format png --colour 256 --out "$tmp/p"
 refused "at least 28 x --scale" --dataset mnist --format png --colour 100 --out "$tmp/p"
 refused "applies to --colour only" --dataset mnist --format png --scale 2 --out "$tmp/p"
@@ -150,6 +149,16 @@ for z, split, key in ((sys.argv[1], "train", "train"), (sys.argv[2], "t10k", "te
     with open(f"{sys.argv[3]}/{split}-labels-idx1-ubyte", "wb") as f:
         f.write(b"\0\0\x08\x01" + struct.pack(">I", n) + labels)
 PY
+# ram-data writes those files itself (--format idx, the default), byte for
+# byte what the .npz holds.
+"${data[@]}" --dataset mnist --colour 64 --scale 1 --limit 40 --split train --val 10 \
+    --out "$tmp/cidx2" >/dev/null 2>&1 || fail "--colour train idx"
+"${data[@]}" --dataset mnist --colour 64 --scale 1 --limit 20 --split test --out "$tmp/cidx2" \
+    >/dev/null 2>&1 || fail "--colour test idx"
+for f in train-images-idx4-ubyte train-labels-idx1-ubyte t10k-images-idx4-ubyte \
+    t10k-labels-idx1-ubyte; do
+    cmp -s "$tmp/cidx/$f" "$tmp/cidx2/$f" || fail "ram-data --colour, IDX: $f is not the .npz's"
+done
 ctrain=(--epochs 1 --val 10 --quiet --glimpses 2 --hidden 16 --glimpse-out 16 --glimpse-hidden 8
         --loc-hidden 8)
 "$bin/ram-train" --data "$tmp/cidx" "${ctrain[@]}" --out "$tmp/cd.ram" 2>"$tmp/cd.txt" ||

@@ -41,9 +41,9 @@
  *
  * --colour SIDE makes large colour images instead of --dataset's (which must
  * be mnist): each digit scaled by --scale on a SIDE x SIDE textured colour
- * canvas (dataset_make_colour), as a PNG folder or an .npz (N x SIDE x SIDE x
- * 3).  --limit N keeps the first N images of every split, for examples that
- * need a few thousand rather than 60,000.
+ * canvas (dataset_make_colour), as colour IDX files (N x SIDE x SIDE x 3,
+ * written image by image), a PNG folder or an .npz (N x SIDE x SIDE x 3).  --limit N keeps the
+ * first N images of every split, for examples that need a few thousand rather than 60,000.
  */
 #define _XOPEN_SOURCE 700 /* mkdtemp, nftw */
 #include "datasets.h"
@@ -82,7 +82,9 @@ static const tool_info tool = {
     "NumPy .npz file OUTDIR (x_train, y_train, x_val, y_val, x_test, y_test, or --split's).\n\n"
     "With --colour SIDE, SIDE x SIDE RGB images: each digit scaled by --scale at a random place "
     "on a textured colour background, the same for the same arguments (--limit N: N images a "
-    "split)."};
+    "split); as IDX, OUTDIR/<split>-images-idx4-ubyte (N x SIDE x SIDE x 3) and "
+    "OUTDIR/<split>-labels-idx1-ubyte, split t10k or train (--split val: val), so that "
+    "--data OUTDIR reads the t10k and train pair."};
 
 enum { FORMAT_IDX, FORMAT_PNG, FORMAT_NPZ };
 
@@ -128,8 +130,6 @@ static int parse(int argc, char **argv, options *o) {
     int r = opts_parse(&tool, t, n, argc, argv);
     if (r) return r;
     o->split_given = opts_find(t, n, "--split")->seen != 0;
-    if (o->colour && o->format == FORMAT_IDX)
-        return opts_usage_error(&tool, "--colour writes RGB images: use --format png or npz");
     if (o->colour && o->dataset != DATASET_MNIST)
         return opts_usage_error(&tool,
                                 "--colour places MNIST's digits itself: use --dataset mnist");
@@ -587,12 +587,71 @@ static int export_npz(const options *o) {
     return fflush(stdout) != 0 || ferror(stdout) ? -1 : 0;
 }
 
+/* ---- --colour with --format idx ------------------------------------------------ */
+
+typedef struct colour_items {
+    const options *o;
+    const selection *sel;
+    const float *digits;
+    const int *labels;
+    float *work;
+} colour_items;
+
+static int colour_item(void *ctx, int i, unsigned char *bytes) {
+    const colour_items *c = ctx;
+    image_bytes(c->o, c->sel, c->digits, c->labels, i, c->work, bytes);
+    return 0;
+}
+
+/* --split's colour images as OUT/<split>-images-idx4-ubyte and its labels
+ * as OUT/<split>-labels-idx1-ubyte (MNIST's names, t10k and train, which
+ * --data OUT reads as a pair), made and written one image at a time. */
+static int export_colour_idx(const options *o) {
+    const char *mnist_split = o->split == SPLIT_TEST ? "t10k" : "train";
+    const char *name = o->split == SPLIT_TEST ? "t10k" : o->split == SPLIT_VAL ? "val" : "train";
+    float *digits = NULL, *work = NULL;
+    unsigned char *bytes = NULL;
+    int *labels = NULL, *classes = NULL, n_all = 0, rc = -1;
+    selection sel;
+    char err[1024], img_path[4096], lab_path[4096];
+    if (ensure_dir(o->out) != 0) return -1;
+    int k1 = snprintf(img_path, sizeof img_path, "%s/%s-images-idx4-ubyte", o->out, name);
+    int k2 = snprintf(lab_path, sizeof lab_path, "%s/%s-labels-idx1-ubyte", o->out, name);
+    if (k1 < 0 || (size_t)k1 >= sizeof img_path || k2 < 0 || (size_t)k2 >= sizeof lab_path) {
+        fprintf(stderr, "ram-data: output path too long\n");
+        return -1;
+    }
+    if (load_digits(o, mnist_split, &digits, &labels, &n_all)) return -1;
+    if (!select_images(o, o->split, labels, n_all, &sel) && !image_buffers(o, &work, &bytes) &&
+        (classes = malloc(sizeof *classes * (size_t)sel.count))) {
+        for (int i = 0; i < sel.count; i++)
+            classes[i] = image_label(o, &sel, labels, i);
+        colour_items c = {o, &sel, digits, labels, work};
+        const uint32_t dims[4] = {(uint32_t)sel.count, (uint32_t)o->colour, (uint32_t)o->colour, 3};
+        rc = idx_save_items(img_path, dims, 4, colour_item, &c, err, sizeof err) ||
+             idx_save_labels(lab_path, classes, sel.count, err, sizeof err);
+        if (rc) fprintf(stderr, "ram-data: %s\n", err);
+    } else if (!classes && work) {
+        fprintf(stderr, "ram-data: out of memory\n");
+    }
+    free(classes);
+    free(work);
+    free(bytes);
+    free(labels);
+    free(digits);
+    if (rc) return -1;
+    summary(o, &sel, mnist_split);
+    printf("%s\n%s\n", img_path, lab_path);
+    return fflush(stdout) != 0 || ferror(stdout) ? -1 : 0;
+}
+
 int main(int argc, char **argv) {
     options o;
     int parsed = parse(argc, argv, &o);
     if (parsed) return opts_exit(parsed);
     if (o.format == FORMAT_PNG) return export_png(&o) ? TOOL_FAILED : TOOL_OK;
     if (o.format == FORMAT_NPZ) return export_npz(&o) ? TOOL_FAILED : TOOL_OK;
+    if (o.colour) return export_colour_idx(&o) ? TOOL_FAILED : TOOL_OK;
     float *digits = NULL;
     int *labels = NULL, n_all = 0;
     if (load_digits(&o, o.split == SPLIT_TEST ? "t10k" : "train", &digits, &labels, &n_all))

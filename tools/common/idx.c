@@ -335,6 +335,46 @@ int idx_save_images(const char *path, const float *images, int n, int h, int w, 
     return finish_write(f, ok, tmp, path, err, errlen);
 }
 
+int idx_save_items(const char *path, const uint32_t *dims, int ndims, idx_item_fn item, void *ctx,
+                   char *err, size_t errlen) {
+    if (!dims || !item || ndims < 2 || ndims > 4)
+        return fail(err, errlen, "idx_save_items: bad arguments");
+    if (dims[0] < 1 || dims[0] > IDX_MAX_ITEMS)
+        return fail(err, errlen, "idx_save_items: bad count %u", (unsigned)dims[0]);
+    uint64_t per = 1;
+    for (int d = 1; d < ndims; d++) {
+        if (dims[d] < 1 || dims[d] > IDX_MAX_SIDE)
+            return fail(err, errlen, "idx_save_items: bad dimension %d: %u", d, (unsigned)dims[d]);
+        per *= dims[d];
+    }
+    if (per > SIZE_MAX / 2) return fail(err, errlen, "idx_save_items: items too large");
+    unsigned char hdr[4 + 4 * 4] = {0, 0, 8, (unsigned char)ndims};
+    for (int d = 0; d < ndims; d++)
+        put_be32(hdr + 4 + 4 * d, dims[d]);
+    unsigned char *bytes = malloc((size_t)per);
+    if (!bytes)
+        return fail(err, errlen, "idx_save_items: out of memory for %llu bytes",
+                    (unsigned long long)per);
+    char tmp[4200];
+    FILE *f = begin_write(path, tmp, sizeof tmp, hdr, 4 + 4 * (size_t)ndims, err, errlen);
+    if (!f) {
+        free(bytes);
+        return -1;
+    }
+    int ok = 1;
+    for (uint32_t i = 0; i < dims[0] && ok; i++) {
+        if (item(ctx, (int)i, bytes)) { /* the reason is the caller's */
+            fclose(f);
+            remove(tmp);
+            free(bytes);
+            return -1;
+        }
+        ok = fwrite(bytes, 1, (size_t)per, f) == (size_t)per;
+    }
+    free(bytes);
+    return finish_write(f, ok, tmp, path, err, errlen);
+}
+
 int idx_save_labels(const char *path, const int *labels, int n, char *err, size_t errlen) {
     if (!labels) return fail(err, errlen, "idx_save_labels: NULL labels");
     if (n < 1 || n > IDX_MAX_ITEMS) return fail(err, errlen, "idx_save_labels: bad count %d", n);

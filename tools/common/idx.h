@@ -21,6 +21,7 @@
 #include "npz.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,17 @@ int idx_load_mnist(const char *dir, const char *split, float **images, int **lab
  */
 int idx_save_images(const char *path, const float *images, int n, int h, int w, char *err,
                     size_t errlen);
+
+/**
+ * Write an unsigned-byte IDX file of `ndims` dimensions (2 to 4; dims[0]
+ * items of dims[1] x ... bytes each) item by item: item(ctx, i, bytes) fills
+ * item i's bytes (0, or -1 to give up, having put the reason in err), so
+ * that a set larger than memory (colour images of 1024 x 1024) is written
+ * without holding it.  "<path>.tmp", renamed to `path` when complete.
+ */
+typedef int (*idx_item_fn)(void *ctx, int i, unsigned char *bytes);
+int idx_save_items(const char *path, const uint32_t *dims, int ndims, idx_item_fn item, void *ctx,
+                   char *err, size_t errlen);
 
 /** Write n labels (each in 0..255) as an unsigned-byte IDX label file. */
 int idx_save_labels(const char *path, const int *labels, int n, char *err, size_t errlen);
