@@ -4,9 +4,16 @@
 
 #include "ram/ram.h"
 
+#include <float.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The smallest location std (1/std^2 must stay finite), as a float object:
+ * compared with a float, the literal 1e-4f itself may be evaluated in a
+ * wider format (FLT_EVAL_METHOD 2, x87: i386), where 1e-4f rounded to a
+ * float is below it and a caller's 1e-4f would be refused. */
+static const float RAM_LOC_STD_MIN = 1e-4f;
 
 #define RAM_HIDDEN __attribute__((visibility("hidden")))
 
@@ -174,21 +181,27 @@ RAM_HIDDEN void ram_relu_backward(const float *Y, float *dY, int n, int cols, in
  * double over every finite float (tests/tanh_error.c): at most 4.1e-7
  * absolute error (near +-1, about 7 ulp there); odd; NaN in, NaN out. */
 static inline float ram_tanh(float x) {
-    const float lim = 7.90531110763549805f;
+    /* Float objects and one operation per assignment: where float
+     * expressions are evaluated wider (x87: i386), a literal keeps its
+     * decimal value in the wider format and only an assignment rounds
+     * (ISO C's excess precision), so written this way the result is the
+     * bits SSE gives, and +-1 at the clamp (1 - 6e-7 otherwise).  On other
+     * processors the same code as the plain Horner steps. */
+    static const float P[7] = {-2.76076847742355e-16f, 2.00018790482477e-13f,
+                               -8.60467152213735e-11f, 5.12229709037114e-08f,
+                               1.48572235717979e-05f,  6.37261928875436e-04f,
+                               4.89352455891786e-03f};
+    static const float Q[4] = {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f,
+                               4.89352518554385e-03f};
+    static const float lim = 7.90531110763549805f, tiny = 4e-4f;
     const float c = x < -lim ? -lim : x > lim ? lim : x, c2 = c * c;
-    float p = -2.76076847742355e-16f;
-    p = p * c2 + 2.00018790482477e-13f;
-    p = p * c2 + -8.60467152213735e-11f;
-    p = p * c2 + 5.12229709037114e-08f;
-    p = p * c2 + 1.48572235717979e-05f;
-    p = p * c2 + 6.37261928875436e-04f;
-    p = p * c2 + 4.89352455891786e-03f;
-    float q = 1.19825839466702e-06f;
-    q = q * c2 + 1.18534705686654e-04f;
-    q = q * c2 + 2.26843463243900e-03f;
-    q = q * c2 + 4.89352518554385e-03f;
-    const float r = c * p / q;
-    return x > -4e-4f && x < 4e-4f ? x : r;
+    float p = P[0], q = Q[0], t;
+    for (int k = 1; k < 7; k++)
+        t = p * c2, p = t + P[k];
+    for (int k = 1; k < 4; k++)
+        t = q * c2, q = t + Q[k];
+    const float cp = c * p, r = cp / q;
+    return x > -tiny && x < tiny ? x : r;
 }
 
 /* The logistic function as 1/2 + tanh(x/2)/2: the same vectorisable

@@ -59,12 +59,21 @@ __attribute__((always_inline)) static inline void dot_rows_portable(const void *
         int c = 0;
 #define WEIGHT(i)                                                                                  \
     (half ? ram_half_to_float(((const uint16_t *)W)[row + (i)]) : ((const float *)W)[row + (i)])
+        /* Each product and each sum assigned to a float: where the compiler
+         * evaluates float expressions wider (x87: i386), an assignment is
+         * what rounds (ISO C), so the order of sums keeps its meaning. */
         for (; c + 8 <= in; c += 8)
-            for (int j = 0; j < 8; j++)
-                s[j] += WEIGHT(c + j) * x[c + j];
-        float d = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-        for (; c < in; c++)
-            d += WEIGHT(c) * x[c];
+            for (int j = 0; j < 8; j++) {
+                const float p = WEIGHT(c + j) * x[c + j];
+                s[j] += p;
+            }
+        const float s01 = s[0] + s[1], s23 = s[2] + s[3], s45 = s[4] + s[5], s67 = s[6] + s[7];
+        const float s03 = s01 + s23, s47 = s45 + s67;
+        float d = s03 + s47;
+        for (; c < in; c++) {
+            const float p = WEIGHT(c) * x[c];
+            d += p;
+        }
 #undef WEIGHT
         ram_finish_row(y, b, r, acc, d);
     }

@@ -11,7 +11,10 @@
  * y[r] = ((acc ? y[r] : 0) + (b ? b[r] : 0)) + d.  The same operations in
  * every kernel, so that kernels agree to the bit. */
 static inline void ram_finish_row(float *y, const float *b, int r, bool acc, float d) {
-    y[r] = ((acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
+    /* Two statements: where float expressions are evaluated wider (x87),
+     * the assignment is what rounds the first sum to float, as SSE does. */
+    const float base = (acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f);
+    y[r] = base + d;
 }
 
 /* One processor's kernels.  Every set sums a row the same way whichever

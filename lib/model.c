@@ -68,7 +68,7 @@ ram_status ram_model_validate(const ram_model_params *p) {
     CHECK_RANGE(p->classes, 2, 65536);
     CHECK_RANGE(p->bound, RAM_BOUND_HARDTANH, RAM_BOUND_TANH);
     CHECK_RANGE(p->sensor, RAM_SENSOR_HARD, RAM_SENSOR_SOFT);
-    if (!(p->loc_std >= 1e-4f && p->loc_std <= 10.0f)) /* 1/std^2 must stay finite */
+    if (!(p->loc_std >= RAM_LOC_STD_MIN && p->loc_std <= 10.0f)) /* 1/std^2 must stay finite */
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_std %g not in [1e-4, 10]",
                         (double)p->loc_std);
     if (!(p->loc_range_pixels >= 0.0f && p->loc_range_pixels <= 1e6f))

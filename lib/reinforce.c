@@ -39,7 +39,7 @@ ram_status ram_policy_create(const ram_policy_params *user, const ram_model *m, 
         if (p.steps == 0) p.steps = m->p.glimpses;
     }
     const char *no_model = m ? "" : " (no model to take it from)";
-    if (!(p.std >= 1e-4f && p.std <= 10.0f))
+    if (!(p.std >= RAM_LOC_STD_MIN && p.std <= 10.0f))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: std %g not in [1e-4, 10]%s",
                         (double)p.std, no_model);
     if (p.hidden < 1 || p.hidden > 1 << 20)

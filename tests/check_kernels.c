@@ -34,6 +34,19 @@ static void relu_like(float *x, int in) {
         if (c % 3 != 1) x[c] = c % 4 ? 0.0f : -0.0f;
 }
 
+/* One product, one sum, each rounded to float: a float's assignment is
+ * what rounds where the compiler evaluates float expressions wider (x87,
+ * FLT_EVAL_METHOD 2), as an SSE or NEON instruction rounds each. */
+static float mul(float a, float b) {
+    const float p = a * b;
+    return p;
+}
+
+static float add(float a, float b) {
+    const float s = a + b;
+    return s;
+}
+
 /* A row kernel's sum, as kernels.h defines it (the products past the last
  * multiple of 8 unfused: this file is built as ISO C, which contracts
  * nothing). */
@@ -42,15 +55,15 @@ static float ref_dot(const float *w, int in, const float *x, bool fused) {
     int c = 0;
     for (; c + 8 <= in; c += 8)
         for (int j = 0; j < 8; j++)
-            s[j] = fused ? fmaf(w[c + j], x[c + j], s[j]) : s[j] + w[c + j] * x[c + j];
-    float d = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+            s[j] = fused ? fmaf(w[c + j], x[c + j], s[j]) : add(s[j], mul(w[c + j], x[c + j]));
+    float d = add(add(add(s[0], s[1]), add(s[2], s[3])), add(add(s[4], s[5]), add(s[6], s[7])));
     for (; c < in; c++)
-        d += w[c] * x[c];
+        d = add(d, mul(w[c], x[c]));
     return d;
 }
 
 static float ref_finish(const float *y0, const float *b, int r, bool acc, float d) {
-    return ((acc ? y0[r] : 0.0f) + (b ? b[r] : 0.0f)) + d;
+    return add(add(acc ? y0[r] : 0.0f, b ? b[r] : 0.0f), d);
 }
 
 static bool same(float a, float b) {
@@ -152,7 +165,7 @@ START_TEST(test_rows_in2) {
                 memcpy(y, y0, sizeof(float) * out);
                 k[s]->dot_rows_in2(W, x, out, bias ? b : NULL, y, acc);
                 for (int r = 0; r < out; r++) {
-                    const float d = (0.0f + W[2 * r] * x[0]) + W[2 * r + 1] * x[1];
+                    const float d = add(add(0.0f, mul(W[2 * r], x[0])), mul(W[2 * r + 1], x[1]));
                     const float want = ref_finish(y0, bias ? b : NULL, r, acc, d);
                     ck_assert_msg(same(y[r], want), "%s: out %d acc %d bias %d row %d: %a, want %a",
                                   k[s]->name, out, acc, bias, r, (double)y[r], (double)want);
