@@ -29,11 +29,28 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
               G = p->glimpse_out;
     const float *g = ws->g + (size_t)t * n * G, *hgl = ws->hgl + (size_t)t * n * HG;
     const float *rho = ws->rho + (size_t)t * n * D, *l = ws->loc + (size_t)t * n * 2;
-    ram_relu_backward(g, ws->dg, n, G, G);
-    if (p->form == RAM_GLIMPSE_CONCAT) {
+    if (p->form == RAM_GLIMPSE_MULTIPLICATIVE) {
+        /* g = a (.) b: dL/da = dg (.) b, dL/db = dg (.) a, each through its ReLU. */
+        const float *gm = ws->gm + (size_t)t * n * 2 * G;
+        for (int i = 0; i < n; i++) {
+            const float *a = gm + (size_t)i * 2 * G, *b = a + G, *dgi = ws->dg + (size_t)i * G;
+            float *da = ws->dgm + (size_t)i * 2 * G, *db = da + G;
+            for (int o = 0; o < G; o++) {
+                da[o] = dgi[o] * b[o];
+                db[o] = dgi[o] * a[o];
+            }
+        }
+        ram_relu_backward(gm, ws->dgm, n, 2 * G, 2 * G);
+        ram_linear_backward(ws->dgm, 2 * G, hgl, HG, n, Hg, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
+                            GW(RAM_T_G2_B), ws->dhgl, HG, false);
+        ram_linear_backward(ws->dgm + G, 2 * G, hgl + Hg, HG, n, Hl, G, W(RAM_T_L2_W),
+                            GW(RAM_T_L2_W), GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false);
+    } else if (p->form == RAM_GLIMPSE_CONCAT) {
+        ram_relu_backward(g, ws->dg, n, G, G);
         ram_linear_backward(ws->dg, G, hgl, HG, n, HG, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
                             GW(RAM_T_G2_B), ws->dhgl, HG, false);
     } else {
+        ram_relu_backward(g, ws->dg, n, G, G);
         ram_linear_backward(ws->dg, G, hgl, HG, n, Hg, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
                             GW(RAM_T_G2_B), ws->dhgl, HG, false);
         ram_linear_backward(ws->dg, G, hgl + Hg, HG, n, Hl, G, W(RAM_T_L2_W), GW(RAM_T_L2_W),

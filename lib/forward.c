@@ -125,11 +125,25 @@ static void locate(const fwd_job *j, const float *h, int count, const float *src
 }
 
 /* Rows [o0, o1) of the glimpse network's second layer, g = relu(...), from
- * the relu'd [h_g; h_l] of the batch. */
-static void glimpse_net_2(const fwd_job *j, const float *hgl, float *g, int o0, int o1) {
+ * the relu'd [h_g; h_l] of the batch.  The multiplicative form keeps its
+ * two factors in gm (n x 2G) for the backward pass. */
+static void glimpse_net_2(const fwd_job *j, const float *hgl, float *g, float *gm, int o0, int o1) {
     const struct ram_model *m = j->m;
     const ram_model_params *p = &m->p;
     const int n = j->n, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out;
+    if (p->form == RAM_GLIMPSE_MULTIPLICATIVE) {
+        linear_rows(j, hgl, HG, n, Hg, RAM_T_G2_W, RAM_T_G2_B, o0, o1, gm, 2 * G, false);
+        linear_rows(j, hgl + Hg, HG, n, Hl, RAM_T_L2_W, RAM_T_L2_B, o0, o1, gm + G, 2 * G, false);
+        ram_relu_forward(gm + o0, n, o1 - o0, 2 * G);
+        ram_relu_forward(gm + G + o0, n, o1 - o0, 2 * G);
+        for (int i = 0; i < n; i++) {
+            const float *a = gm + (size_t)i * 2 * G, *b = a + G;
+            float *gi = g + (size_t)i * G;
+            for (int o = o0; o < o1; o++)
+                gi[o] = a[o] * b[o];
+        }
+        return;
+    }
     if (p->form == RAM_GLIMPSE_CONCAT) {
         linear_rows(j, hgl, HG, n, HG, RAM_T_G2_W, RAM_T_G2_B, o0, o1, g, G, false);
     } else {
@@ -163,6 +177,7 @@ typedef struct step {
     int t;
     float *ht, *hn; /* h_{t-1} (h_0 = 0) and h_t */
     float *mupre, *mu, *l, *rho, *hgl, *g;
+    float *gm;        /* the multiplicative form's factors, or NULL */
     const float *src; /* this step's noise or locations, or NULL */
 } step;
 
@@ -177,6 +192,7 @@ static step step_at(const fwd_job *j, int t) {
               .rho = j->ws->rho + t * n * m->rho_size,
               .hgl = j->ws->hgl + t * n * m->hgl,
               .g = j->ws->g + t * n * m->p.glimpse_out,
+              .gm = j->ws->gm ? j->ws->gm + t * n * 2 * m->p.glimpse_out : NULL,
               .src = j->src ? j->src + t * n * 2 : NULL};
     s.hn = s.ht + n * H;
     return s;
@@ -205,7 +221,7 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
         linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
         linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
         ram_relu_forward(hg, 1, HG, HG);
-        glimpse_net_2(j, hg, s->g, sh->o0, sh->o1);
+        glimpse_net_2(j, hg, s->g, s->gm, sh->o0, sh->o1);
         return;
     }
     int p0, p1;
@@ -252,7 +268,7 @@ static void glimpse_net(const fwd_job *j, const share *sh, const step *s) {
         ram_relu_forward(s->hgl + Hg + sh->l0, n, sh->l1 - sh->l0, HG);
     }
     ram_team_barrier(j->team);
-    glimpse_net_2(j, s->hgl, s->g, sh->o0, sh->o1);
+    glimpse_net_2(j, s->hgl, s->g, s->gm, sh->o0, sh->o1);
 }
 
 /* The core, units [u0, u1): those rows of each of the LSTM's four gate

@@ -352,7 +352,11 @@ typedef struct ram_ws {
     /* backward */
     float *dh, *dh2, *dc, *dc2, *dgates, *dg, *dhgl, *dlogits, *dmu;
     float *drho, *dloc; /* a soft sensor's: n x rho_size, n x 2 (NULL otherwise) */
-    float *grad;        /* n_params */
+    /* The MULTIPLICATIVE form's factors ReLU(W_g2 h_g + b) and ReLU(W_l2
+     * h_l + b), side by side (T x n x 2G), and a step's gradients of them
+     * (n x 2G); NULL for the other forms. */
+    float *gm, *dgm;
+    float *grad; /* n_params */
 } ram_ws;
 
 /* ---- thread team (team.c) ---- */

@@ -58,7 +58,7 @@ ram_status ram_model_validate(const ram_model_params *p) {
     if (rho > 1 << 24)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: a glimpse of %.0f values is too large",
                         rho);
-    CHECK_RANGE(p->form, RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT);
+    CHECK_RANGE(p->form, RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_MULTIPLICATIVE);
     CHECK_RANGE(p->glimpse_hidden, 1, 65536);
     CHECK_RANGE(p->loc_hidden, 1, 65536);
     CHECK_RANGE(p->glimpse_out, 1, 65536);
@@ -270,11 +270,11 @@ size_t ram_model_param_count(const ram_model *m) {
 /* ---- workspaces ---- */
 
 void ram_ws_release(ram_ws *ws) {
-    float **bufs[] = {&ws->rho,    &ws->loc,      &ws->mupre,    &ws->mu,      &ws->hgl,
-                      &ws->g,      &ws->gates,    &ws->h,        &ws->c,       &ws->probs,
-                      &ws->aux,    &ws->dh,       &ws->dh2,      &ws->dc,      &ws->dc2,
-                      &ws->dgates, &ws->dg,       &ws->dhgl,     &ws->dlogits, &ws->dmu,
-                      &ws->grad,   &ws->gather_x, &ws->gather_y, &ws->drho,    &ws->dloc};
+    float **bufs[] = {&ws->rho,     &ws->loc, &ws->mupre, &ws->mu,       &ws->hgl,      &ws->g,
+                      &ws->gates,   &ws->h,   &ws->c,     &ws->probs,    &ws->aux,      &ws->dh,
+                      &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates,   &ws->dg,       &ws->dhgl,
+                      &ws->dlogits, &ws->dmu, &ws->grad,  &ws->gather_x, &ws->gather_y, &ws->drho,
+                      &ws->dloc,    &ws->gm,  &ws->dgm};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
@@ -290,6 +290,7 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
     const bool lstm = m->p.core == RAM_CORE_LSTM;
     const bool gather = max_n > RAM_GEMV_MAX_ROWS && ram_sparse_kernels();
     const bool soft = train && m->p.sensor == RAM_SENSOR_SOFT;
+    const bool mul = m->p.form == RAM_GLIMPSE_MULTIPLICATIVE;
     const int G = m->p.glimpse_out, widest_in = m->hgl > G ? m->hgl : G;
     const size_t gather_in = (size_t)(widest_in > (int)H ? widest_in : (int)H),
                  gather_out = (size_t)(G > m->gates ? G : m->gates);
@@ -323,6 +324,9 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         /* the soft sensor's backward pass: dLoss/drho and dLoss/dl of a step */
         {&ws->drho, soft ? n * m->rho_size : 0},
         {&ws->dloc, soft ? n * 2 : 0},
+        /* the multiplicative glimpse form's two factors, and their gradients */
+        {&ws->gm, mul ? T * n * 2 * m->p.glimpse_out : 0},
+        {&ws->dgm, train && mul ? n * 2 * m->p.glimpse_out : 0},
     };
     for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
         if (!need[i].count) continue;

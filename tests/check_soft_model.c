@@ -49,7 +49,9 @@ static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc
     p.form = form;
     p.glimpse_hidden = 5;
     p.loc_hidden = 4;
-    p.glimpse_out = 6;
+    /* The multiplicative form's g is nonzero where both ReLU factors are,
+     * about a quarter of its units: a wider g keeps some alive. */
+    p.glimpse_out = form == RAM_GLIMPSE_MULTIPLICATIVE ? 16 : 6;
     p.core_hidden = 7;
     p.core = core;
     p.glimpses = 3;
@@ -176,6 +178,7 @@ static const struct {
     {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 0.0f},
     {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 7.0f},
     {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 0.0f},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 7.0f},
 };
 enum { N_CONFIGS = sizeof configs / sizeof *configs };
 

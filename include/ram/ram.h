@@ -231,7 +231,11 @@ typedef enum ram_glimpse_form {
     /** g = ReLU(Linear([h_g; h_l])): Torch's form, one matrix over the
      *  concatenation and one bias.  Same function family as ADDITIVE; the
      *  parameterisation (and so the initialisation) differs. */
-    RAM_GLIMPSE_CONCAT = 1
+    RAM_GLIMPSE_CONCAT = 1,
+    /** g = ReLU(Linear(h_g)) (.) ReLU(Linear(h_l)), elementwise: DRAM's form
+     *  (Ba et al. 2015), "what" gated by "where".  The weights are those of
+     *  ADDITIVE (two matrices with a bias each). */
+    RAM_GLIMPSE_MULTIPLICATIVE = 2
 } ram_glimpse_form;
 
 /** The recurrent core. */

@@ -32,7 +32,8 @@ const tool_info train_tool_mpi = {
                 "and writes the files.  --time-budget is not supported."};
 
 static const int core_values[] = {RAM_CORE_RNN, RAM_CORE_LSTM};
-static const int form_values[] = {RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT};
+static const int form_values[] = {RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT,
+                                  RAM_GLIMPSE_MULTIPLICATIVE};
 static const int bound_values[] = {RAM_BOUND_TANH, RAM_BOUND_HARDTANH};
 static const int baseline_values[] = {RAM_BASELINE_LINEAR, RAM_BASELINE_SCALAR, RAM_BASELINE_NONE};
 static const int optim_values[] = {RAM_OPT_ADAM, RAM_OPT_SGD};
@@ -142,7 +143,7 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .help = "units of the core"},
         {"--core", OPT_CHOICE, &mp->core, .choices = "rnn|lstm", .values = core_values, .meta = "C",
          .flags = OPT_GROUP, .help = "the core network"},
-        {"--form", OPT_CHOICE, &mp->form, .choices = "additive|concat", .values = form_values,
+        {"--form", OPT_CHOICE, &mp->form, .choices = "additive|concat|mul", .values = form_values,
          .meta = "F", .flags = OPT_GROUP, .help = "how the glimpse network joins its inputs"},
         {"--bound", OPT_CHOICE, &mp->bound, .choices = "tanh|hardtanh", .values = bound_values,
          .meta = "B", .flags = OPT_GROUP, .help = "how the location mean is kept in [-1, 1]"},
