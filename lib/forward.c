@@ -176,6 +176,7 @@ typedef struct share {
 typedef struct step {
     int t;
     float *ht, *hn; /* h_{t-1} (h_0 = 0) and h_t */
+    float *top;     /* the state the location network reads: ht, or r2's */
     float *mupre, *mu, *l, *rho, *hgl, *g;
     float *gm;        /* the multiplicative form's factors, or NULL */
     const float *src; /* this step's noise or locations, or NULL */
@@ -195,6 +196,7 @@ static step step_at(const fwd_job *j, int t) {
               .gm = j->ws->gm ? j->ws->gm + t * n * 2 * m->p.glimpse_out : NULL,
               .src = j->src ? j->src + t * n * 2 : NULL};
     s.hn = s.ht + n * H;
+    s.top = ram_top_state(m, j->ws) + t * n * H;
     return s;
 }
 
@@ -209,7 +211,7 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
     const size_t img_size = (size_t)p->channels * p->height * p->width;
     float own[3][2 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
     float *where = k == 0 ? s->l : own[2];
-    locate(j, s->ht, n, s->src, k == 0 ? s->mupre : own[0], k == 0 ? s->mu : own[1], where);
+    locate(j, s->top, n, s->src, k == 0 ? s->mupre : own[0], k == 0 ? s->mu : own[1], where);
     if (sh->whole_first) {
         /* A small first layer: every thread also extracts the whole
          * glimpse and computes the whole [h_g; h_l] (thread 0 into the
@@ -239,7 +241,7 @@ static void look_apart(const fwd_job *j, const share *sh, const step *s) {
     const int i0 = sh->i0, i1 = sh->i1, H = p->core_hidden, D = m->rho_size;
     const size_t img_size = (size_t)p->channels * p->height * p->width;
     float *l = s->l;
-    locate(j, s->ht + (size_t)i0 * H, i1 - i0, s->src ? s->src + 2 * i0 : NULL, s->mupre + 2 * i0,
+    locate(j, s->top + (size_t)i0 * H, i1 - i0, s->src ? s->src + 2 * i0 : NULL, s->mupre + 2 * i0,
            s->mu + 2 * i0, l + 2 * i0);
     for (int i = i0; i < i1; i++) {
         /* The next image's window is on its way while this one is summed
@@ -272,26 +274,55 @@ static void glimpse_net(const fwd_job *j, const share *sh, const step *s) {
 }
 
 /* The core, units [u0, u1): those rows of each of the LSTM's four gate
- * blocks, so that the cell update needs no other thread's rows. */
-static void core_step(const fwd_job *j, const share *sh, const step *s) {
+ * blocks, so that the cell update needs no other thread's rows.  The lower
+ * (or only) layer reads g_t; the upper one (upper) reads the lower one's
+ * new state. */
+static void core_step(const fwd_job *j, const share *sh, const step *s, bool upper) {
     const struct ram_model *m = j->m;
-    const int n = j->n, H = m->p.core_hidden, G = m->p.glimpse_out, NG = m->gates;
+    const ram_model_params *p = &m->p;
+    const int n = j->n, H = p->core_hidden, G = p->glimpse_out;
+    const int NG = upper ? m->gates2 : m->gates, in = upper ? H : G;
     const int u0 = sh->u0, u1 = sh->u1;
-    const bool lstm = m->p.core == RAM_CORE_LSTM;
-    float *pre = lstm ? j->ws->gates + (size_t)s->t * n * NG : s->hn;
+    const bool lstm = (upper ? p->upper_core : p->core) == RAM_CORE_LSTM;
+    const float *x = upper ? s->hn : s->g;
+    const float *ht = upper ? s->top : s->ht;
+    float *hn = upper ? s->top + (size_t)n * H : s->hn;
+    float *pre = !lstm   ? hn
+                 : upper ? j->ws->gates2 + (size_t)s->t * n * NG
+                         : j->ws->gates + (size_t)s->t * n * NG;
+    const enum ram_tensor_id wx = upper ? RAM_T_UX_W : RAM_T_CX_W,
+                             wh = upper ? RAM_T_UH_W : RAM_T_CH_W,
+                             b = upper ? RAM_T_U_B : RAM_T_C_B;
+    /* h_0 = 0 contributes nothing, unless the context network made it */
+    const bool recurrent = s->t > 0 || (p->context && (upper || p->core_layers == 1));
     const int blocks = NG / H, whole = u0 == 0 && u1 == H;
     for (int q = 0; q < (whole ? 1 : blocks); q++) {
         const int r0 = whole ? 0 : q * H + u0, r1 = whole ? NG : q * H + u1;
-        linear_rows(j, s->g, G, n, G, RAM_T_CX_W, RAM_T_C_B, r0, r1, pre, NG, false);
-        if (s->t > 0) /* h_0 = 0 contributes nothing */
-            linear_rows(j, s->ht, H, n, H, RAM_T_CH_W, RAM_T_COUNT, r0, r1, pre, NG, true);
+        linear_rows(j, x, in, n, in, wx, b, r0, r1, pre, NG, false);
+        if (recurrent) linear_rows(j, ht, H, n, H, wh, RAM_T_COUNT, r0, r1, pre, NG, true);
     }
     if (lstm) {
-        float *ct = j->ws->c + (size_t)s->t * n * H;
-        ram_lstm_forward_units(pre, ct, ct + (size_t)n * H, s->hn, n, H, u0, u1);
+        float *ct = (upper ? j->ws->c2 : j->ws->c) + (size_t)s->t * n * H;
+        ram_lstm_forward_units(pre, ct, ct + (size_t)n * H, hn, n, H, u0, u1);
     } else {
-        ram_relu_forward(s->hn + u0, n, u1 - u0, H);
+        ram_relu_forward(hn + u0, n, u1 - u0, H);
     }
+}
+
+/* The context network: images [i0, i1) pooled, then units [u0, u1) of the
+ * initial top state, ReLU(W pooled + b), for every image. */
+static void context_net(const fwd_job *j, const share *sh) {
+    const struct ram_model *m = j->m;
+    const ram_model_params *p = &m->p;
+    const int n = j->n, H = p->core_hidden, D = m->ctx_in;
+    const size_t img = (size_t)p->channels * p->height * p->width;
+    for (int i = sh->i0; i < sh->i1; i++)
+        ram_context_pool(j->images + i * img, p->channels, p->height, p->width, p->context,
+                         j->ws->ctx_in + (size_t)i * D);
+    ram_team_barrier(j->team);
+    float *top = ram_top_state(m, j->ws);
+    linear_rows(j, j->ws->ctx_in, D, n, D, RAM_T_CTX_W, RAM_T_CTX_B, sh->u0, sh->u1, top, H, false);
+    ram_relu_forward(top + sh->u0, n, sh->u1 - sh->u0, H);
 }
 
 static share share_of(const fwd_job *j, int k, int nt) {
@@ -321,9 +352,19 @@ static void forward_part(void *arg, int k, int nt) {
     const share sh = share_of(j, k, nt);
     const int ni = sh.i1 - sh.i0;
 
+    const bool two = m->p.core_layers == 2;
     memset(ws->h + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
     if (m->p.core == RAM_CORE_LSTM) memset(ws->c + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (n < nt) ram_team_barrier(j->team); /* below, every thread reads every h_0 */
+    if (two) memset(ws->h2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (two && m->p.upper_core == RAM_CORE_LSTM)
+        memset(ws->c2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (m->p.context) {
+        ram_team_barrier(j->team); /* the context's rows overwrite every image's top h_0 */
+        context_net(j, &sh);
+        ram_team_barrier(j->team);
+    } else if (n < nt) {
+        ram_team_barrier(j->team); /* below, every thread reads every h_0 */
+    }
     for (int t = 0; t < m->p.glimpses; t++) {
         const step s = step_at(j, t);
         if (n < nt && n <= RAM_GEMV_MAX_ROWS)
@@ -335,8 +376,12 @@ static void forward_part(void *arg, int k, int nt) {
             glimpse_net(j, &sh, &s);
         }
         ram_team_barrier(j->team);
-        core_step(j, &sh, &s);
+        core_step(j, &sh, &s, false);
         ram_team_barrier(j->team);
+        if (two) {
+            core_step(j, &sh, &s, true);
+            ram_team_barrier(j->team);
+        }
     }
     if (k != 0) return;
     /* Classifier on h_T; logits are turned into probabilities in place. */
@@ -366,6 +411,13 @@ void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *image
 }
 
 long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, int n, int *step) {
+    /* The context's pooled image sums every pixel: a NaN anywhere shows. */
+    const size_t C = (size_t)m->ctx_in;
+    for (size_t i = 0; i < (size_t)n * C; i++)
+        if (!isfinite(ws->ctx_in[i])) {
+            *step = 0;
+            return (long)(i / C);
+        }
     const size_t D = (size_t)m->rho_size, count = (size_t)m->p.glimpses * n * D;
     for (size_t i = 0; i < count; i++)
         if (!isfinite(ws->rho[i])) {

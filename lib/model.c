@@ -31,6 +31,9 @@ static void model_defaults(ram_model_params *p) {
     p->loc_range_pixels = -1.0f; /* follow the image: ram_model_create() resolves it */
     p->init_scale = 0.1f;
     p->seed = 1;
+    p->core_layers = 1;
+    p->upper_core = RAM_CORE_RNN;
+    p->context = 0;
 }
 
 void ram_model_params_init_sized(ram_model_params *p, size_t size) {
@@ -68,6 +71,13 @@ ram_status ram_model_validate(const ram_model_params *p) {
     CHECK_RANGE(p->classes, 2, 65536);
     CHECK_RANGE(p->bound, RAM_BOUND_HARDTANH, RAM_BOUND_TANH);
     CHECK_RANGE(p->sensor, RAM_SENSOR_HARD, RAM_SENSOR_SOFT);
+    CHECK_RANGE(p->core_layers, 1, 2);
+    CHECK_RANGE(p->upper_core, RAM_CORE_RNN, RAM_CORE_LSTM);
+    CHECK_RANGE(p->context, 0, 256);
+    if ((double)p->channels * p->context * p->context > 1 << 24)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "model: a context of %d x %d x %d values is too large", p->channels,
+                        p->context, p->context);
     if (!(p->loc_std >= 1e-4f && p->loc_std <= 10.0f)) /* 1/std^2 must stay finite */
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_std %g not in [1e-4, 10]",
                         (double)p->loc_std);
@@ -87,6 +97,10 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
     m->rho_size = p->channels * m->sensor.depth * m->sensor.patch * m->sensor.patch;
     m->hgl = p->glimpse_hidden + p->loc_hidden;
     m->gates = p->core == RAM_CORE_LSTM ? 4 * p->core_hidden : p->core_hidden;
+    m->gates2 = p->core_layers < 2               ? 0
+                : p->upper_core == RAM_CORE_LSTM ? 4 * p->core_hidden
+                                                 : p->core_hidden;
+    m->ctx_in = p->channels * p->context * p->context;
     m->range_x = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->width : 1.0f;
     m->range_y = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->height : 1.0f;
     const int Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, H = p->core_hidden,
@@ -108,6 +122,11 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
         [RAM_T_LOC_B] = {2, 1},
         [RAM_T_CLS_W] = {K, H},
         [RAM_T_CLS_B] = {K, 1},
+        [RAM_T_UX_W] = {m->gates2, H},
+        [RAM_T_UH_W] = {m->gates2, H},
+        [RAM_T_U_B] = {m->gates2, 1},
+        [RAM_T_CTX_W] = {p->context ? H : 0, m->ctx_in},
+        [RAM_T_CTX_B] = {p->context ? H : 0, 1},
     };
     size_t off = 0;
     for (int i = 0; i < RAM_T_COUNT; i++) {
@@ -173,6 +192,11 @@ ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
         /* A forget-gate bias of 1 keeps the cell's memory early in training
          * (Jozefowicz et al. 2015). */
         float *b = ram_param(m, m->w, RAM_T_C_B) + p.core_hidden;
+        for (int j = 0; j < p.core_hidden; j++)
+            b[j] = 1.0f;
+    }
+    if (p.core_layers == 2 && p.upper_core == RAM_CORE_LSTM) {
+        float *b = ram_param(m, m->w, RAM_T_U_B) + p.core_hidden;
         for (int j = 0; j < p.core_hidden; j++)
             b[j] = 1.0f;
     }
@@ -270,11 +294,13 @@ size_t ram_model_param_count(const ram_model *m) {
 /* ---- workspaces ---- */
 
 void ram_ws_release(ram_ws *ws) {
-    float **bufs[] = {&ws->rho,     &ws->loc, &ws->mupre, &ws->mu,       &ws->hgl,      &ws->g,
-                      &ws->gates,   &ws->h,   &ws->c,     &ws->probs,    &ws->aux,      &ws->dh,
-                      &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates,   &ws->dg,       &ws->dhgl,
-                      &ws->dlogits, &ws->dmu, &ws->grad,  &ws->gather_x, &ws->gather_y, &ws->drho,
-                      &ws->dloc,    &ws->gm,  &ws->dgm};
+    float **bufs[] = {
+        &ws->rho,     &ws->loc, &ws->mupre, &ws->mu,       &ws->hgl,      &ws->g,
+        &ws->gates,   &ws->h,   &ws->c,     &ws->probs,    &ws->aux,      &ws->dh,
+        &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates,   &ws->dg,       &ws->dhgl,
+        &ws->dlogits, &ws->dmu, &ws->grad,  &ws->gather_x, &ws->gather_y, &ws->drho,
+        &ws->dloc,    &ws->gm,  &ws->dgm,   &ws->h2,       &ws->c2,       &ws->gates2,
+        &ws->du,      &ws->du2, &ws->dcu,   &ws->dcu2,     &ws->dgates2,  &ws->ctx_in};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
@@ -291,6 +317,7 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
     const bool gather = max_n > RAM_GEMV_MAX_ROWS && ram_sparse_kernels();
     const bool soft = train && m->p.sensor == RAM_SENSOR_SOFT;
     const bool mul = m->p.form == RAM_GLIMPSE_MULTIPLICATIVE;
+    const bool two = m->p.core_layers == 2, lstm2 = two && m->p.upper_core == RAM_CORE_LSTM;
     const int G = m->p.glimpse_out, widest_in = m->hgl > G ? m->hgl : G;
     const size_t gather_in = (size_t)(widest_in > (int)H ? widest_in : (int)H),
                  gather_out = (size_t)(G > m->gates ? G : m->gates);
@@ -327,6 +354,17 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         /* the multiplicative glimpse form's two factors, and their gradients */
         {&ws->gm, mul ? T * n * 2 * m->p.glimpse_out : 0},
         {&ws->dgm, train && mul ? n * 2 * m->p.glimpse_out : 0},
+        /* the core's upper layer (r2): states, cells, gates, and their gradients */
+        {&ws->h2, two ? (T + 1) * n * H : 0},
+        {&ws->c2, lstm2 ? (T + 1) * n * H : 0},
+        {&ws->gates2, lstm2 ? T * n * m->gates2 : 0},
+        {&ws->du, train && two ? n * H : 0},
+        {&ws->du2, train && two ? n * H : 0},
+        {&ws->dcu, train && lstm2 ? n * H : 0},
+        {&ws->dcu2, train && lstm2 ? n * H : 0},
+        {&ws->dgates2, train && lstm2 ? n * m->gates2 : 0},
+        /* the context network's pooled images */
+        {&ws->ctx_in, n * m->ctx_in},
     };
     for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
         if (!need[i].count) continue;
@@ -351,5 +389,7 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            a->glimpse_out == b->glimpse_out && a->core_hidden == b->core_hidden &&
            a->core == b->core && a->glimpses == b->glimpses && a->classes == b->classes &&
            a->bound == b->bound && a->loc_std == b->loc_std &&
-           a->loc_range_pixels == b->loc_range_pixels && a->sensor == b->sensor;
+           a->loc_range_pixels == b->loc_range_pixels && a->sensor == b->sensor &&
+           a->core_layers == b->core_layers &&
+           (a->core_layers < 2 || a->upper_core == b->upper_core) && a->context == b->context;
 }

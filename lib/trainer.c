@@ -123,7 +123,7 @@ static void policy_loss(ram_trainer *t, worker *wk, const int *labels, int n) {
         wk->reward += r;
         ram_policy_return_row(pol, r, wk->R + i, (size_t)n);
     }
-    ram_baseline_forward(pol, ws->h, n, wk->b);
+    ram_baseline_forward(pol, ram_top_state(t->m, ws), n, wk->b);
     for (int s = 0; s < T; s++) {
         const size_t o = (size_t)s * n;
         if (ram_reinforce_gaussian(ws->loc + 2 * o, ws->mu + 2 * o, n, 2, std, wk->R + o, wk->b + o,
@@ -196,7 +196,9 @@ static void run_slice(ram_trainer *t, worker *wk) {
     else
         ram_model_backward(m, ws, n, wk->dmu, pol->p.detach_core);
     if (pol->n_bw) memset(wk->gbw, 0, sizeof(float) * pol->n_bw);
-    if (sampled) wk->sse = ram_baseline_backward(pol, ws->h, n, wk->b, wk->R, (float)t->n, wk->gbw);
+    if (sampled)
+        wk->sse =
+            ram_baseline_backward(pol, ram_top_state(m, ws), n, wk->b, wk->R, (float)t->n, wk->gbw);
 }
 
 /* ---- the optimizer step's shares ---- */

@@ -281,6 +281,25 @@ typedef struct ram_model_params {
      *  network (ram_policy_params.soft_training).  Stored in the model file;
      *  a file without it is HARD. */
     ram_sensor sensor;
+    /** Layers of the recurrent core: 1 (RAM) or 2 (DRAM, Ba et al. 2015).
+     *  With 2, the lower layer r1 reads g and feeds the classifier, as the
+     *  single layer does; the upper layer r2 (core_hidden units too) reads
+     *  r1 at the same step and feeds the location network and the
+     *  baseline.  (1) */
+    int core_layers;
+    /** The upper layer's cell when core_layers is 2 (the lower one is
+     *  `core`); ignored with one layer.  (RNN) */
+    ram_core_type upper_core;
+    /** The context network: 0 for none, else the side S (1 to 256) of the
+     *  square to which the whole image is average-pooled (channels x S x
+     *  S values: cell (i, j) is the mean of rows [i H / S, (i + 1) H / S)
+     *  and columns likewise, or the one pixel under its centre where the
+     *  image is smaller than S); a fully connected ReLU layer of
+     *  core_hidden units on that is the initial state of the core's top
+     *  layer (r2, or the single layer), so that the first location already
+     *  depends on the image.  Its cost after the pooling does not depend on
+     *  the image size.  (0) */
+    int context;
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
