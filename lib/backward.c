@@ -144,8 +144,11 @@ static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const fl
     const bool top0 = p->context > 0;
     float *dh = ws->dh, *dh2 = ws->dh2, *dc = ws->dc, *dc2 = ws->dc2;
     float *du = ws->du, *du2 = ws->du2, *dcu = ws->dcu, *dcu2 = ws->dcu2;
-    ram_linear_backward(ws->dlogits, K, ws->h + (size_t)T * n * H, H, n, H, K, W(RAM_T_CLS_W),
-                        GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh, H, false);
+    /* ws->dlogits: S x n x K, label s from h after glimpse (s + 1) K; the
+     * last label's is that of h_T. */
+    const int S = p->objects, E = p->emit_every;
+    ram_linear_backward(ws->dlogits + (size_t)(S - 1) * n * K, K, ws->h + (size_t)T * n * H, H, n,
+                        H, K, W(RAM_T_CLS_W), GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh, H, false);
     if (lstm) memset(dc, 0, sizeof(float) * n * H);
     if (two) memset(du, 0, sizeof(float) * n * H); /* nothing reads r2_T */
     if (two && p->upper_core == RAM_CORE_LSTM) memset(dcu, 0, sizeof(float) * n * H);
@@ -176,6 +179,9 @@ static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const fl
         if (t > 0 || (top0 && !two))
             ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_CH_W), GW(RAM_T_CH_W), NULL, dh2,
                                 H, false);
+        if (t > 0 && t % E == 0) /* label t / E - 1 came from h_t: t > 0 wrote dh2 above */
+            ram_linear_backward(ws->dlogits + (size_t)(t / E - 1) * n * K, K, ht, H, n, H, K,
+                                W(RAM_T_CLS_W), GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh2, H, true);
         glimpse_backward(m, ws, n, t, images);
         /* The location network reads the top layer: dLoss/d(its state at t). */
         float *dtop = two ? du2 : dh2;

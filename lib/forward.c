@@ -384,10 +384,14 @@ static void forward_part(void *arg, int k, int nt) {
         }
     }
     if (k != 0) return;
-    /* Classifier on h_T; logits are turned into probabilities in place. */
-    const float *hT = ws->h + (size_t)m->p.glimpses * n * H;
-    linear_rows(j, hT, H, n, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, ws->probs, K, false);
-    ram_softmax(ws->probs, ws->probs, n, K);
+    /* Classifier on h_T (label s of S: on h after glimpse (s + 1) K); logits
+     * are turned into probabilities in place. */
+    for (int o = 0; o < m->p.objects; o++) {
+        const float *hT = ws->h + (size_t)(o + 1) * m->p.emit_every * n * H;
+        float *pr = ws->probs + (size_t)o * n * K;
+        linear_rows(j, hT, H, n, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, pr, K, false);
+        ram_softmax(pr, pr, n, K);
+    }
 }
 
 void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images, int n,

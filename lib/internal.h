@@ -295,6 +295,8 @@ RAM_HIDDEN ram_status ram_model_put_names(struct ram_model *m, const char *const
                                           const size_t *lens, int count, const char *what);
 
 RAM_HIDDEN ram_status ram_model_validate(const ram_model_params *p);
+/* emit_every 0 (glimpses / objects) made explicit, where it divides. */
+RAM_HIDDEN void ram_model_resolve_emit(ram_model_params *p);
 /* Same architecture: every field but the initialisation (seed, init_scale). */
 RAM_HIDDEN bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b);
 static inline int ram_argmax(const float *p, int k) {
@@ -352,7 +354,7 @@ typedef struct ram_ws {
     float *gates; /* T x n x 4H (LSTM) */
     float *h;     /* (T+1) x n x H, h[0] = 0 */
     float *c;     /* (T+1) x n x H (LSTM) */
-    float *probs; /* n x classes */
+    float *probs; /* objects x n x classes */
     float *aux;   /* T x n x 2: noise or given locations for classify_ex */
     /* Inference above RAM_GEMV_MAX_ROWS images with the sparse kernels: the
      * rows of the images too dense for them, gathered for one sgemm

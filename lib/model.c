@@ -34,6 +34,8 @@ static void model_defaults(ram_model_params *p) {
     p->core_layers = 1;
     p->upper_core = RAM_CORE_RNN;
     p->context = 0;
+    p->objects = 1;
+    p->emit_every = 0; /* glimpses / objects: ram_model_create() resolves it */
 }
 
 void ram_model_params_init_sized(ram_model_params *p, size_t size) {
@@ -74,6 +76,13 @@ ram_status ram_model_validate(const ram_model_params *p) {
     CHECK_RANGE(p->core_layers, 1, 2);
     CHECK_RANGE(p->upper_core, RAM_CORE_RNN, RAM_CORE_LSTM);
     CHECK_RANGE(p->context, 0, 256);
+    CHECK_RANGE(p->objects, 1, 64);
+    CHECK_RANGE(p->emit_every, 0, 64);
+    if (p->emit_every ? p->objects * p->emit_every != p->glimpses : p->glimpses % p->objects)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "model: %d objects, a label every %d glimpses, do not make %d glimpses",
+                        p->objects, p->emit_every ? p->emit_every : p->glimpses / p->objects,
+                        p->glimpses);
     if ((double)p->channels * p->context * p->context > 1 << 24)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "model: a context of %d x %d x %d values is too large", p->channels,
@@ -169,6 +178,11 @@ void ram_model_touch(struct ram_model *m) {
     m->version = atomic_fetch_add(&weights_clock, 1) + 1;
 }
 
+void ram_model_resolve_emit(ram_model_params *p) {
+    if (p->emit_every == 0 && p->objects >= 1 && p->glimpses >= 1 && p->glimpses % p->objects == 0)
+        p->emit_every = p->glimpses / p->objects;
+}
+
 ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
     if (!out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_create: out is NULL");
     ram_model_params p;
@@ -182,6 +196,7 @@ ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
         const int side = p.height < p.width ? p.height : p.width;
         p.loc_range_pixels = fmaxf(0.0f, 0.5f * (float)side - 1.0f);
     }
+    ram_model_resolve_emit(&p);
     struct ram_model *m;
     if ((s = ram_model_alloc(&p, &m))) return s;
     ram_rng rng;
@@ -334,7 +349,7 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->gates, lstm ? T * n * m->gates : 0},
         {&ws->h, (T + 1) * n * H},
         {&ws->c, lstm ? (T + 1) * n * H : 0},
-        {&ws->probs, n * m->p.classes},
+        {&ws->probs, n * m->p.classes * m->p.objects},
         {&ws->aux, T * n * 2},
         {&ws->gather_x, gather ? n * gather_in : 0},
         {&ws->gather_y, gather ? n * gather_out : 0},
@@ -345,7 +360,7 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->dgates, train && lstm ? n * m->gates : 0},
         {&ws->dg, train ? n * m->p.glimpse_out : 0},
         {&ws->dhgl, train ? n * m->hgl : 0},
-        {&ws->dlogits, train ? n * m->p.classes : 0},
+        {&ws->dlogits, train ? n * m->p.classes * m->p.objects : 0},
         {&ws->dmu, train ? n * 2 : 0},
         {&ws->grad, train ? m->n_params : 0},
         /* the soft sensor's backward pass: dLoss/drho and dLoss/dl of a step */
@@ -391,5 +406,6 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            a->bound == b->bound && a->loc_std == b->loc_std &&
            a->loc_range_pixels == b->loc_range_pixels && a->sensor == b->sensor &&
            a->core_layers == b->core_layers &&
-           (a->core_layers < 2 || a->upper_core == b->upper_core) && a->context == b->context;
+           (a->core_layers < 2 || a->upper_core == b->upper_core) && a->context == b->context &&
+           a->objects == b->objects && a->emit_every == b->emit_every;
 }

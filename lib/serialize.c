@@ -16,8 +16,8 @@
 #define TAG_FITR RAM_TAG('F', 'I', 'T', 'R')
 #define TAG_SENS RAM_TAG('S', 'E', 'N', 'S')
 #define TAG_DRAM RAM_TAG('D', 'R', 'A', 'M')
-/* The DRAM chunk: core_layers, upper_core, context as u32. */
-#define DRAM_FIELDS 3
+/* The DRAM chunk: core_layers, upper_core, context, objects, emit_every as u32. */
+#define DRAM_FIELDS 5
 
 /* A model with any of DRAM's parts but the glimpse form (which ARCH
  * holds) has the DRAM chunk, and its WGHT chunk lists every tensor, so
@@ -25,7 +25,7 @@
  * count) rather than load another model; any other model's file is the
  * one it was before they existed. */
 static bool has_dram_chunk(const ram_model_params *p) {
-    return p->core_layers != 1 || p->context != 0;
+    return p->core_layers != 1 || p->context != 0 || p->objects != 1;
 }
 /* The ARCH chunk of format version 1: 14 u32 and 4 f32 fields, a u64 seed. */
 #define ARCH_BYTES 80
@@ -84,7 +84,8 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
     if (has_dram_chunk(p)) {
         c.len = 0;
         const uint32_t dram[DRAM_FIELDS] = {(uint32_t)p->core_layers, (uint32_t)p->upper_core,
-                                            (uint32_t)p->context};
+                                            (uint32_t)p->context, (uint32_t)p->objects,
+                                            (uint32_t)p->emit_every};
         for (int i = 0; i < DRAM_FIELDS; i++)
             ram_buf_u32(&c, dram[i]);
         ram_file_chunk(b, TAG_DRAM, &c);
@@ -178,15 +179,20 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
         for (int i = 0; i < DRAM_FIELDS; i++)
             v[i] = ram_rd_u32(&dram);
         /* Sizes as unsigned: validate refuses what does not fit an int. */
-        if (dram.bad || dram.pos != dram.len || v[0] > 2 || v[1] > RAM_CORE_LSTM || v[2] > 256)
-            return ram_fail(RAM_ERR_FORMAT, "model file: DRAM chunk of %zu bytes, values %u %u %u",
-                            dram.len, v[0], v[1], v[2]);
+        if (dram.bad || dram.pos != dram.len || v[0] > 2 || v[1] > RAM_CORE_LSTM || v[2] > 256 ||
+            v[3] > 64 || v[4] > 64 || v[4] == 0)
+            return ram_fail(RAM_ERR_FORMAT,
+                            "model file: DRAM chunk of %zu bytes, values %u %u %u %u %u", dram.len,
+                            v[0], v[1], v[2], v[3], v[4]);
         p.core_layers = (int)v[0];
         p.upper_core = (ram_core_type)v[1];
         p.context = (int)v[2];
+        p.objects = (int)v[3];
+        p.emit_every = (int)v[4];
         if (!has_dram_chunk(&p))
             return ram_fail(RAM_ERR_FORMAT, "model file: a DRAM chunk that changes nothing");
     }
+    ram_model_resolve_emit(&p); /* a file without the chunk: one label after the last glimpse */
     ram_status s = ram_model_validate(&p);
     if (s) {
         char why[512]; /* ram_last_error() is the buffer ram_fail writes to */

@@ -42,7 +42,7 @@ START_TEST(context_pooling) {
 }
 END_TEST
 
-static ram_model *dram_model(int layers, ram_core_type upper, int context) {
+static ram_model *dram_model_s(int layers, ram_core_type upper, int context, int objects) {
     ram_model_params p;
     ram_model_params_init(&p);
     p.height = 20;
@@ -59,11 +59,16 @@ static ram_model *dram_model(int layers, ram_core_type upper, int context) {
     p.upper_core = upper;
     p.context = context;
     p.glimpses = 4;
+    p.objects = objects;
     p.classes = 5;
     p.init_scale = 0.3f;
     ram_model *m;
     ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
     return m;
+}
+
+static ram_model *dram_model(int layers, ram_core_type upper, int context) {
+    return dram_model_s(layers, upper, context, 1);
 }
 
 static float *random_images(int n, const ram_model *m) {
@@ -95,10 +100,16 @@ START_TEST(file_round_trip) {
     const struct {
         int layers;
         ram_core_type upper;
-        int context;
-    } cases[] = {{2, RAM_CORE_LSTM, 6}, {2, RAM_CORE_RNN, 0}, {1, RAM_CORE_RNN, 3}, {1, 0, 0}};
+        int context, objects;
+    } cases[] = {{2, RAM_CORE_LSTM, 6, 1},
+                 {2, RAM_CORE_RNN, 0, 1},
+                 {1, RAM_CORE_RNN, 3, 1},
+                 {1, 0, 0, 1},
+                 {1, 0, 0, 2}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        ram_model *m = dram_model(cases[c].layers, cases[c].upper, cases[c].context), *back;
+        ram_model *m = dram_model_s(cases[c].layers, cases[c].upper, cases[c].context,
+                                    cases[c].objects),
+                  *back;
         ck_assert_int_eq(ram_model_save(m, path), RAM_OK);
         ck_assert_int_eq(ram_model_load(path, &back), RAM_OK);
         ram_model_params a, b;
@@ -109,9 +120,10 @@ START_TEST(file_round_trip) {
         ck_assert(ram_model_same_arch(&a, &b));
         ck_assert_int_eq(b.core_layers, cases[c].layers);
         ck_assert_int_eq(b.context, cases[c].context);
+        ck_assert_int_eq(b.objects, cases[c].objects);
         ck_assert_uint_eq(m->n_params, back->n_params);
         ck_assert_mem_eq(m->w, back->w, sizeof(float) * m->n_params);
-        const bool dram = cases[c].layers == 2 || cases[c].context;
+        const bool dram = cases[c].layers == 2 || cases[c].context || cases[c].objects > 1;
         ck_assert_int_eq(file_has(path, RAM_TAG('D', 'R', 'A', 'M')), dram);
         float *x = random_images(3, m), pa[15], pb[15];
         ram_state *st;
@@ -213,6 +225,125 @@ START_TEST(training_steps) {
 }
 END_TEST
 
+static ram_trainer *make_trainer(ram_model *m, ram_reward_mode reward, ram_policy **pol) {
+    ram_policy_params pp;
+    ram_policy_params_init(&pp);
+    pp.reward = reward;
+    ck_assert_int_eq(ram_policy_create(&pp, m, pol), RAM_OK);
+    ram_trainer_params tp;
+    ram_trainer_params_init(&tp);
+    tp.max_batch = 16;
+    ram_trainer *t;
+    ck_assert_int_eq(ram_trainer_create(m, *pol, &tp, &t), RAM_OK);
+    return t;
+}
+
+/* With one object the _seq functions are the plain ones, bit for bit. */
+START_TEST(one_object_seq_is_plain) {
+    ram_model *a = dram_model(2, RAM_CORE_RNN, 4), *b = dram_model(2, RAM_CORE_RNN, 4);
+    ram_policy *pa, *pb;
+    ram_trainer *ta = make_trainer(a, RAM_REWARD_PER_OBJECT, &pa),
+                *tb = make_trainer(b, RAM_REWARD_ALL_CORRECT, &pb);
+    float *x = random_images(16, a);
+    int labels[16];
+    for (int i = 0; i < 16; i++)
+        labels[i] = i % 5;
+    for (int k = 0; k < 3; k++) {
+        ram_train_stats sa, sb;
+        ck_assert_int_eq(ram_trainer_train_batch(ta, x, labels, 16, &sa), RAM_OK);
+        ck_assert_int_eq(ram_trainer_train_batch_seq(tb, x, labels, 16, &sb), RAM_OK);
+        ck_assert_mem_eq(&sa, &sb, sizeof sa);
+    }
+    ck_assert_mem_eq(a->w, b->w, sizeof(float) * a->n_params);
+    double ea, eb, ob;
+    ck_assert_int_eq(ram_trainer_evaluate(ta, x, labels, 16, &ea), RAM_OK);
+    ck_assert_int_eq(ram_trainer_evaluate_seq(tb, x, labels, 16, &eb, &ob), RAM_OK);
+    ck_assert(ea == eb && eb == ob);
+    ram_trainer_free(ta);
+    ram_trainer_free(tb);
+    ram_policy_free(pa);
+    ram_policy_free(pb);
+    free(x);
+    ram_model_free(a);
+    ram_model_free(b);
+}
+END_TEST
+
+/* Two objects: the plain functions refuse the model; the _seq ones train
+ * it in either reward mode, and evaluate as classify_seq() counts. */
+START_TEST(two_objects) {
+    for (int mode = 0; mode < 2; mode++) {
+        ram_model *m = dram_model_s(2, RAM_CORE_LSTM, 4, 2);
+        ram_model_params p;
+        ram_model_params_init(&p);
+        ram_model_get_params(m, &p);
+        ck_assert_int_eq(p.emit_every, 2);
+        ram_policy *pol;
+        ram_trainer *t = make_trainer(m, (ram_reward_mode)mode, &pol);
+        float *x = random_images(16, m);
+        int labels[32];
+        for (int i = 0; i < 32; i++)
+            labels[i] = (i * 7) % 5;
+        ram_train_stats st;
+        double e, oe;
+        ck_assert_int_eq(ram_trainer_train_batch(t, x, labels, 16, &st), RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(ram_trainer_evaluate(t, x, labels, 16, &e), RAM_ERR_INVALID_ARGUMENT);
+        labels[31] = 5;
+        ck_assert_int_eq(ram_trainer_train_batch_seq(t, x, labels, 16, &st),
+                         RAM_ERR_INVALID_ARGUMENT);
+        labels[31] = 4;
+        for (int k = 0; k < 5; k++) {
+            ck_assert_int_eq(ram_trainer_train_batch_seq(t, x, labels, 16, &st), RAM_OK);
+            if (mode == RAM_REWARD_PER_OBJECT) /* the right labels per image */
+                ck_assert_float_eq_tol(st.reward, 2 * st.accuracy, 1e-5f);
+            else
+                ck_assert(st.reward <= st.accuracy + 1e-6f);
+        }
+        ck_assert_int_eq(ram_trainer_evaluate_seq(t, x, labels, 16, &e, &oe), RAM_OK);
+        ram_state *s;
+        ck_assert_int_eq(ram_state_create(m, 16, &s), RAM_OK);
+        int pred[32], last[16];
+        ck_assert_int_eq(ram_model_classify_seq(m, s, x, 16, RAM_LOCS_MEAN, NULL, pred, NULL, NULL),
+                         RAM_OK);
+        ck_assert_int_eq(ram_model_classify(m, s, x, 16, last, NULL, NULL), RAM_OK);
+        int images_wrong = 0, labels_wrong = 0;
+        for (int i = 0; i < 16; i++) {
+            const int w = (pred[2 * i] != labels[2 * i]) + (pred[2 * i + 1] != labels[2 * i + 1]);
+            images_wrong += w > 0;
+            labels_wrong += w;
+            ck_assert_int_eq(last[i], pred[2 * i + 1]); /* classify: the last label */
+        }
+        ck_assert(e == images_wrong / 16.0 && oe == labels_wrong / 32.0);
+        ram_state_free(s);
+        ram_trainer_free(t);
+        ram_policy_free(pol);
+        free(x);
+        ram_model_free(m);
+    }
+}
+END_TEST
+
+/* Objects and glimpses must agree. */
+START_TEST(objects_must_divide) {
+    ram_model_params p;
+    ram_model_params_init(&p);
+    ram_model *m = NULL;
+    p.objects = 4; /* of 6 glimpses */
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_ERR_INVALID_ARGUMENT);
+    p.objects = 2;
+    p.emit_every = 2; /* 4 of 6 */
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_ERR_INVALID_ARGUMENT);
+    p.emit_every = 3;
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
+    ram_model_free(m);
+    ram_policy_params pp;
+    ram_policy_params_init(&pp);
+    pp.reward = (ram_reward_mode)2;
+    ram_policy *pol = NULL;
+    ck_assert_int_eq(ram_policy_create(&pp, NULL, &pol), RAM_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("dram");
     TCase *tc = tcase_create("dram");
@@ -221,6 +352,9 @@ int main(void) {
     tcase_add_test(tc, file_bad_dram_chunk);
     tcase_add_test(tc, threaded_state_same_bits);
     tcase_add_test(tc, training_steps);
+    tcase_add_test(tc, one_object_seq_is_plain);
+    tcase_add_test(tc, two_objects);
+    tcase_add_test(tc, objects_must_divide);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

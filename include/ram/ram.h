@@ -300,6 +300,16 @@ typedef struct ram_model_params {
      *  depends on the image.  Its cost after the pooling does not depend on
      *  the image size.  (0) */
     int context;
+    /** Objects S per image (1 to 64): the classifier (one, shared) emits a
+     *  label after every emit_every glimpses, label s (0-based) from the
+     *  core's state after glimpse (s + 1) * emit_every; training minimises
+     *  the sum of the S cross-entropies (ram_trainer_train_batch_seq()).
+     *  S = 1 is the single label after the last glimpse.  (1) */
+    int objects;
+    /** K, the glimpses between labels: objects * emit_every must equal
+     *  glimpses.  0, the default, means glimpses / objects, set by
+     *  ram_model_create() and reported by ram_model_get_params(). */
+    int emit_every;
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
@@ -481,6 +491,18 @@ typedef enum ram_soft_training {
     RAM_SOFT_HYBRID = 1
 } ram_soft_training;
 
+/** The REINFORCE reward of a model of S > 1 objects (ram_model_params.objects). */
+typedef enum ram_reward_mode {
+    /** 1 for each correct label: the return at step t is the sum over the
+     *  labels emitted at or after t (label s after step e_s = (s + 1) K - 1,
+     *  0-based) of discount^(e_s - t) [label s correct]; with one object,
+     *  the reward of RAM. */
+    RAM_REWARD_PER_OBJECT = 0,
+    /** 1 when every label is correct: the return at step t is
+     *  discount^(T - 1 - t) [all S correct]. */
+    RAM_REWARD_ALL_CORRECT = 1
+} ram_reward_mode;
+
 /** Location policy and REINFORCE settings (not stored in model files). */
 typedef struct ram_policy_params {
     size_t struct_size; /**< set by ram_policy_params_init() */
@@ -499,6 +521,9 @@ typedef struct ram_policy_params {
      *  ignored for a HARD one, whose locations are always REINFORCE's.
      *  (BACKPROP) */
     ram_soft_training soft_training;
+    /** What a model of several objects is rewarded for (ignored for one):
+     *  (PER_OBJECT) */
+    ram_reward_mode reward;
 } ram_policy_params;
 
 /** Fill `p` with defaults: std, hidden and steps 0 (take the model's), LINEAR
@@ -678,6 +703,43 @@ RAM_API ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path,
 RAM_API ram_status ram_trainer_load_checkpoint_memory(ram_trainer *t, const void *data, size_t size,
                                                       void *user, size_t user_cap,
                                                       size_t *user_len);
+
+/* ---- several objects per image (DRAM) ---------------------------------------- */
+
+/**
+ * The S = ram_model_params.objects labels of each of n images, with the
+ * locations taken from `source` as in ram_model_classify_ex().  labels: out,
+ * n x S ints (image i's label s at i * S + s), or NULL; probs: out, n x S x
+ * classes, or NULL; locs: as ram_model_classify()'s, or NULL.  For S = 1
+ * this is ram_model_classify_ex(); for S > 1 that function (and
+ * ram_model_classify()) gives only the last label of each image.  Errors:
+ * as ram_model_classify_ex().
+ */
+RAM_API ram_status ram_model_classify_seq(const ram_model *m, ram_state *st, const float *images,
+                                          int n, ram_loc_source source, ram_policy *pol,
+                                          int *labels, float *probs, float *locs);
+/**
+ * ram_trainer_train_batch() for a model of S objects: labels is n x S (image
+ * i's label s at i * S + s, each in [0, classes)).  The loss is the sum of
+ * the S cross-entropies (their batch means), the REINFORCE reward the
+ * policy's `reward` mode, the baseline fitted to the return of each step.
+ * In `stats`, nll is the sum of the S mean cross-entropies, accuracy the
+ * fraction of labels right, reward the mean final reward (per-object mode:
+ * the number of right labels).  With S = 1 it is ram_trainer_train_batch()
+ * exactly, which refuses models of S > 1 (INVALID_ARGUMENT).  Errors: as
+ * ram_trainer_train_batch().
+ */
+RAM_API ram_status ram_trainer_train_batch_seq(ram_trainer *t, const float *images,
+                                               const int *labels, int n, ram_train_stats *stats);
+/**
+ * ram_trainer_evaluate() for a model of S objects: labels n x S.  *error
+ * (if not NULL) gets the fraction of images with any label wrong, in
+ * order; *object_error (if not NULL) the fraction of labels wrong.
+ * ram_trainer_evaluate() refuses models of S > 1.  Errors: as
+ * ram_trainer_evaluate(), INVALID_ARGUMENT when both outputs are NULL.
+ */
+RAM_API ram_status ram_trainer_evaluate_seq(ram_trainer *t, const float *images, const int *labels,
+                                            int n, double *error, double *object_error);
 
 /* ---- diagnostics ------------------------------------------------------------ */
 
