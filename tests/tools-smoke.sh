@@ -244,6 +244,9 @@ if "$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset clutte
     fail "a two-object model evaluated on cluttered100"
 fi
 grep -q "pairs100 or sum100" "$tmp/d.txt" || fail "DRAM on cluttered100: no clear message: $(cat "$tmp/d.txt")"
+"$bin/ram-glimpses" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset pairs100 --count 2 \
+    --out "$tmp/d.png" >"$tmp/d.txt" 2>&1 || fail "ram-glimpses DRAM: $(cat "$tmp/d.txt")"
+[ -s "$tmp/d.png" ] || fail "ram-glimpses DRAM: no figure"
 if "${train[@]}" --epochs 1 --objects 2 --glimpses 4 --out "$tmp/d2.ram" 2>"$tmp/d.txt"; then
     fail "--objects 2 accepted on mnist"
 fi
