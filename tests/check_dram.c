@@ -344,6 +344,70 @@ START_TEST(objects_must_divide) {
 }
 END_TEST
 
+/* A DRAM trainer's checkpoint resumes exactly; one of another DRAM
+ * architecture is refused (MISMATCH). */
+START_TEST(checkpoint_resumes) {
+    char path[] = "dram-ckpt-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ram_model *a = dram_model_s(2, RAM_CORE_LSTM, 4, 2), *b = dram_model_s(2, RAM_CORE_LSTM, 4, 2);
+    ram_policy *pa, *pb;
+    ram_trainer *ta = make_trainer(a, RAM_REWARD_PER_OBJECT, &pa),
+                *tb = make_trainer(b, RAM_REWARD_PER_OBJECT, &pb);
+    float *x = random_images(16, a);
+    int labels[32];
+    for (int i = 0; i < 32; i++)
+        labels[i] = (i * 3) % 5;
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(ram_trainer_train_batch_seq(ta, x, labels, 16, NULL), RAM_OK);
+    ck_assert_int_eq(ram_trainer_save_checkpoint(ta, path, NULL, 0), RAM_OK);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(ram_trainer_train_batch_seq(ta, x, labels, 16, NULL), RAM_OK);
+    ck_assert_int_eq(ram_trainer_load_checkpoint(tb, path, NULL, 0, NULL), RAM_OK);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(ram_trainer_train_batch_seq(tb, x, labels, 16, NULL), RAM_OK);
+    ck_assert_mem_eq(a->w, b->w, sizeof(float) * a->n_params);
+    ram_model *c = dram_model_s(2, RAM_CORE_RNN, 4, 2);
+    ram_policy *pc;
+    ram_trainer *tc = make_trainer(c, RAM_REWARD_PER_OBJECT, &pc);
+    ck_assert_int_eq(ram_trainer_load_checkpoint(tc, path, NULL, 0, NULL), RAM_ERR_MISMATCH);
+    ram_trainer_free(tc);
+    ram_policy_free(pc);
+    ram_model_free(c);
+    ram_trainer_free(ta);
+    ram_trainer_free(tb);
+    ram_policy_free(pa);
+    ram_policy_free(pb);
+    free(x);
+    ram_model_free(a);
+    ram_model_free(b);
+    unlink(path);
+}
+END_TEST
+
+/* Out-of-range DRAM fields are refused with a message. */
+START_TEST(bad_params) {
+    ram_model_params p;
+    ram_model *m = NULL;
+    const struct {
+        int layers, upper, context;
+    } bad[] = {{0, 0, 0}, {3, 0, 0}, {2, 2, 0}, {1, 0, -1}, {1, 0, 257}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ram_model_params_init(&p);
+        p.core_layers = bad[i].layers;
+        p.upper_core = (ram_core_type)bad[i].upper;
+        p.context = bad[i].context;
+        ck_assert_int_eq(ram_model_create(&p, &m), RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_null(m);
+        ck_assert(strlen(ram_last_error()) > 0);
+    }
+    ram_model_params_init(&p);
+    p.form = (ram_glimpse_form)3;
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("dram");
     TCase *tc = tcase_create("dram");
@@ -355,6 +419,8 @@ int main(void) {
     tcase_add_test(tc, one_object_seq_is_plain);
     tcase_add_test(tc, two_objects);
     tcase_add_test(tc, objects_must_divide);
+    tcase_add_test(tc, checkpoint_resumes);
+    tcase_add_test(tc, bad_params);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
