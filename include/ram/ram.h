@@ -371,6 +371,8 @@ RAM_API void ram_state_free(ram_state *s);
  * st: a workspace from ram_state_create() with max_batch >= n.
  * labels: out, n ints (argmax class), or NULL.
  * probs: out, n x classes class probabilities, or NULL.
+ * (A model of several objects, ram_model_params.objects > 1: its last
+ * label; ram_model_classify_seq() gives every one.)
  * locs: out, n x glimpses x 2 locations (x, y) in the *retina's* frame
  *       (the policy's [-1, 1] scaled by loc_range_pixels * 2 / width, and
  *       height for y), as passed to ram_glimpse_extract() on the image; within
@@ -633,6 +635,8 @@ RAM_API void ram_trainer_free(ram_trainer *t);
  * One optimisation step on n images (n <= max_batch) with integer labels in
  * [0, classes): sample locations, forward, loss = NLL + baseline MSE +
  * REINFORCE, backward through time, clip, update.  `stats` may be NULL.
+ * A model of several objects takes ram_trainer_train_batch_seq() instead
+ * (this function refuses it: INVALID_ARGUMENT).
  * Errors: INVALID_ARGUMENT (shape, label out of range), NUMERIC (a NaN/Inf
  * pixel where a glimpse looked, or a non-finite loss or gradient: the
  * weights are then left unchanged).  As in ram_model_classify(), pixels no
