@@ -29,11 +29,28 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
               G = p->glimpse_out;
     const float *g = ws->g + (size_t)t * n * G, *hgl = ws->hgl + (size_t)t * n * HG;
     const float *rho = ws->rho + (size_t)t * n * D, *l = ws->loc + (size_t)t * n * 2;
-    ram_relu_backward(g, ws->dg, n, G, G);
-    if (p->form == RAM_GLIMPSE_CONCAT) {
+    if (p->form == RAM_GLIMPSE_MULTIPLICATIVE) {
+        /* g = a (.) b: dL/da = dg (.) b, dL/db = dg (.) a, each through its ReLU. */
+        const float *gm = ws->gm + (size_t)t * n * 2 * G;
+        for (int i = 0; i < n; i++) {
+            const float *a = gm + (size_t)i * 2 * G, *b = a + G, *dgi = ws->dg + (size_t)i * G;
+            float *da = ws->dgm + (size_t)i * 2 * G, *db = da + G;
+            for (int o = 0; o < G; o++) {
+                da[o] = dgi[o] * b[o];
+                db[o] = dgi[o] * a[o];
+            }
+        }
+        ram_relu_backward(gm, ws->dgm, n, 2 * G, 2 * G);
+        ram_linear_backward(ws->dgm, 2 * G, hgl, HG, n, Hg, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
+                            GW(RAM_T_G2_B), ws->dhgl, HG, false);
+        ram_linear_backward(ws->dgm + G, 2 * G, hgl + Hg, HG, n, Hl, G, W(RAM_T_L2_W),
+                            GW(RAM_T_L2_W), GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false);
+    } else if (p->form == RAM_GLIMPSE_CONCAT) {
+        ram_relu_backward(g, ws->dg, n, G, G);
         ram_linear_backward(ws->dg, G, hgl, HG, n, HG, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
                             GW(RAM_T_G2_B), ws->dhgl, HG, false);
     } else {
+        ram_relu_backward(g, ws->dg, n, G, G);
         ram_linear_backward(ws->dg, G, hgl, HG, n, Hg, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
                             GW(RAM_T_G2_B), ws->dhgl, HG, false);
         ram_linear_backward(ws->dg, G, hgl + Hg, HG, n, Hl, G, W(RAM_T_L2_W), GW(RAM_T_L2_W),
@@ -73,12 +90,47 @@ static void location_through_l(ram_ws *ws, int n, int t, ram_loc_mode mode) {
 static void location_backward(const struct ram_model *m, ram_ws *ws, int n, int t,
                               const float *dmut, bool into_core, float *dh) {
     const int H = m->p.core_hidden;
-    const float *ht = ws->h + (size_t)t * n * H;
+    const float *ht = ram_top_state(m, ws) + (size_t)t * n * H;
     const float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
     for (int i = 0; i < 2 * n; i++)
         ws->dmu[i] = dmut[i] * bound_grad(m->p.bound, mupre[i], mu[i]);
     ram_linear_backward(ws->dmu, 2, ht, H, n, H, 2, W(RAM_T_LOC_W), GW(RAM_T_LOC_W),
                         GW(RAM_T_LOC_B), into_core ? dh : NULL, H, true);
+}
+
+/* The upper core layer at step t, r2_{t+1} = cell(r1_{t+1}, r2_t), given
+ * du = dLoss/dr2_{t+1} (and dcu, the cell's): its weights' gradients,
+ * dLoss/dr1_{t+1} added to dh, and (when r2_t depends on the weights)
+ * dLoss/dr2_t into du2 and the cell's into dcu2. */
+static void upper_backward(const struct ram_model *m, ram_ws *ws, int n, int t, float *du,
+                           float *dcu, float *dh, float *du2, float *dcu2) {
+    const ram_model_params *p = &m->p;
+    const int H = p->core_hidden, NG = m->gates2;
+    const float *r1 = ws->h + (size_t)(t + 1) * n * H, *ht = ws->h2 + (size_t)t * n * H;
+    float *dpre;
+    if (p->upper_core == RAM_CORE_LSTM) {
+        const float *ct = ws->c2 + (size_t)t * n * H;
+        ram_lstm_backward(ws->gates2 + (size_t)t * n * NG, ct, ct + (size_t)n * H, du, dcu,
+                          ws->dgates2, dcu2, n, H);
+        dpre = ws->dgates2;
+    } else {
+        ram_relu_backward(ht + (size_t)n * H, du, n, H, H);
+        dpre = du;
+    }
+    ram_linear_backward(dpre, NG, r1, H, n, H, NG, W(RAM_T_UX_W), GW(RAM_T_UX_W), GW(RAM_T_U_B), dh,
+                        H, true);
+    if (t > 0 || p->context)
+        ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_UH_W), GW(RAM_T_UH_W), NULL, du2, H,
+                            false);
+}
+
+/* The context network, given dtop = dLoss/d(top state at t = 0): its
+ * weights' gradients (dtop is overwritten). */
+static void context_backward(const struct ram_model *m, ram_ws *ws, int n, float *dtop) {
+    const int H = m->p.core_hidden, D = m->ctx_in;
+    ram_relu_backward(ram_top_state(m, ws), dtop, n, H, H);
+    ram_linear_backward(dtop, H, ws->ctx_in, D, n, D, H, W(RAM_T_CTX_W), GW(RAM_T_CTX_W),
+                        GW(RAM_T_CTX_B), NULL, D, false);
 }
 
 /* Both backward passes: images NULL for the hard sensor's. */
@@ -87,12 +139,26 @@ static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const fl
     const ram_model_params *p = &m->p;
     const int T = p->glimpses, H = p->core_hidden, G = p->glimpse_out, K = p->classes,
               NG = m->gates;
-    const bool lstm = p->core == RAM_CORE_LSTM;
+    const bool lstm = p->core == RAM_CORE_LSTM, two = p->core_layers == 2;
+    /* The top layer's h_0 is a function of the weights only with a context. */
+    const bool top0 = p->context > 0;
     float *dh = ws->dh, *dh2 = ws->dh2, *dc = ws->dc, *dc2 = ws->dc2;
-    ram_linear_backward(ws->dlogits, K, ws->h + (size_t)T * n * H, H, n, H, K, W(RAM_T_CLS_W),
-                        GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh, H, false);
+    float *du = ws->du, *du2 = ws->du2, *dcu = ws->dcu, *dcu2 = ws->dcu2;
+    /* ws->dlogits: S x n x K, label s from h after glimpse (s + 1) K; the
+     * last label's is that of h_T. */
+    const int S = p->objects, E = p->emit_every;
+    ram_linear_backward(ws->dlogits + (size_t)(S - 1) * n * K, K, ws->h + (size_t)T * n * H, H, n,
+                        H, K, W(RAM_T_CLS_W), GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh, H, false);
     if (lstm) memset(dc, 0, sizeof(float) * n * H);
+    if (two) memset(du, 0, sizeof(float) * n * H); /* nothing reads r2_T */
+    if (two && p->upper_core == RAM_CORE_LSTM) memset(dcu, 0, sizeof(float) * n * H);
     for (int t = T - 1; t >= 0; t--) {
+        if (two) {
+            upper_backward(m, ws, n, t, du, dcu, dh, du2, dcu2);
+            float *tmp = dcu;
+            dcu = dcu2;
+            dcu2 = tmp;
+        }
         /* Here dh = dLoss/dh_{t+1}: through the core into dg and dh2. */
         const float *ht = ws->h + (size_t)t * n * H, *hn = ht + (size_t)n * H;
         float *dpre;
@@ -110,22 +176,34 @@ static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const fl
         }
         ram_linear_backward(dpre, NG, ws->g + (size_t)t * n * G, G, n, G, NG, W(RAM_T_CX_W),
                             GW(RAM_T_CX_W), GW(RAM_T_C_B), ws->dg, G, false);
-        if (t > 0)
+        if (t > 0 || (top0 && !two))
             ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_CH_W), GW(RAM_T_CH_W), NULL, dh2,
                                 H, false);
+        if (t > 0 && t % E == 0) /* label t / E - 1 came from h_t: t > 0 wrote dh2 above */
+            ram_linear_backward(ws->dlogits + (size_t)(t / E - 1) * n * K, K, ht, H, n, H, K,
+                                W(RAM_T_CLS_W), GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh2, H, true);
         glimpse_backward(m, ws, n, t, images);
+        /* The location network reads the top layer: dLoss/d(its state at t). */
+        float *dtop = two ? du2 : dh2;
+        const bool top_t = t > 0 || top0;
         if (dmu)
-            location_backward(m, ws, n, t, dmu + (size_t)t * n * 2, t > 0 && !detach_core, dh2);
+            location_backward(m, ws, n, t, dmu + (size_t)t * n * 2, top_t && !detach_core, dtop);
         if (images && mode != RAM_LOC_FIXED) {
             /* The backpropagated location term, into the core at every step
              * but the first (h_0 = 0 is no function of the weights). */
             location_through_l(ws, n, t, mode);
-            location_backward(m, ws, n, t, ws->dloc, t > 0, dh2);
+            location_backward(m, ws, n, t, ws->dloc, top_t, dtop);
         }
         float *tmp = dh;
         dh = dh2;
         dh2 = tmp;
+        if (two) {
+            tmp = du;
+            du = du2;
+            du2 = tmp;
+        }
     }
+    if (top0) context_backward(m, ws, n, two ? du : dh);
 }
 
 void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,

@@ -125,11 +125,25 @@ static void locate(const fwd_job *j, const float *h, int count, const float *src
 }
 
 /* Rows [o0, o1) of the glimpse network's second layer, g = relu(...), from
- * the relu'd [h_g; h_l] of the batch. */
-static void glimpse_net_2(const fwd_job *j, const float *hgl, float *g, int o0, int o1) {
+ * the relu'd [h_g; h_l] of the batch.  The multiplicative form keeps its
+ * two factors in gm (n x 2G) for the backward pass. */
+static void glimpse_net_2(const fwd_job *j, const float *hgl, float *g, float *gm, int o0, int o1) {
     const struct ram_model *m = j->m;
     const ram_model_params *p = &m->p;
     const int n = j->n, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out;
+    if (p->form == RAM_GLIMPSE_MULTIPLICATIVE) {
+        linear_rows(j, hgl, HG, n, Hg, RAM_T_G2_W, RAM_T_G2_B, o0, o1, gm, 2 * G, false);
+        linear_rows(j, hgl + Hg, HG, n, Hl, RAM_T_L2_W, RAM_T_L2_B, o0, o1, gm + G, 2 * G, false);
+        ram_relu_forward(gm + o0, n, o1 - o0, 2 * G);
+        ram_relu_forward(gm + G + o0, n, o1 - o0, 2 * G);
+        for (int i = 0; i < n; i++) {
+            const float *a = gm + (size_t)i * 2 * G, *b = a + G;
+            float *gi = g + (size_t)i * G;
+            for (int o = o0; o < o1; o++)
+                gi[o] = a[o] * b[o];
+        }
+        return;
+    }
     if (p->form == RAM_GLIMPSE_CONCAT) {
         linear_rows(j, hgl, HG, n, HG, RAM_T_G2_W, RAM_T_G2_B, o0, o1, g, G, false);
     } else {
@@ -162,7 +176,9 @@ typedef struct share {
 typedef struct step {
     int t;
     float *ht, *hn; /* h_{t-1} (h_0 = 0) and h_t */
+    float *top;     /* the state the location network reads: ht, or r2's */
     float *mupre, *mu, *l, *rho, *hgl, *g;
+    float *gm;        /* the multiplicative form's factors, or NULL */
     const float *src; /* this step's noise or locations, or NULL */
 } step;
 
@@ -177,8 +193,10 @@ static step step_at(const fwd_job *j, int t) {
               .rho = j->ws->rho + t * n * m->rho_size,
               .hgl = j->ws->hgl + t * n * m->hgl,
               .g = j->ws->g + t * n * m->p.glimpse_out,
+              .gm = j->ws->gm ? j->ws->gm + t * n * 2 * m->p.glimpse_out : NULL,
               .src = j->src ? j->src + t * n * 2 : NULL};
     s.hn = s.ht + n * H;
+    s.top = ram_top_state(m, j->ws) + t * n * H;
     return s;
 }
 
@@ -193,7 +211,7 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
     const size_t img_size = (size_t)p->channels * p->height * p->width;
     float own[3][2 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
     float *where = k == 0 ? s->l : own[2];
-    locate(j, s->ht, n, s->src, k == 0 ? s->mupre : own[0], k == 0 ? s->mu : own[1], where);
+    locate(j, s->top, n, s->src, k == 0 ? s->mupre : own[0], k == 0 ? s->mu : own[1], where);
     if (sh->whole_first) {
         /* A small first layer: every thread also extracts the whole
          * glimpse and computes the whole [h_g; h_l] (thread 0 into the
@@ -205,7 +223,7 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
         linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
         linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
         ram_relu_forward(hg, 1, HG, HG);
-        glimpse_net_2(j, hg, s->g, sh->o0, sh->o1);
+        glimpse_net_2(j, hg, s->g, s->gm, sh->o0, sh->o1);
         return;
     }
     int p0, p1;
@@ -223,7 +241,7 @@ static void look_apart(const fwd_job *j, const share *sh, const step *s) {
     const int i0 = sh->i0, i1 = sh->i1, H = p->core_hidden, D = m->rho_size;
     const size_t img_size = (size_t)p->channels * p->height * p->width;
     float *l = s->l;
-    locate(j, s->ht + (size_t)i0 * H, i1 - i0, s->src ? s->src + 2 * i0 : NULL, s->mupre + 2 * i0,
+    locate(j, s->top + (size_t)i0 * H, i1 - i0, s->src ? s->src + 2 * i0 : NULL, s->mupre + 2 * i0,
            s->mu + 2 * i0, l + 2 * i0);
     for (int i = i0; i < i1; i++) {
         /* The next image's window is on its way while this one is summed
@@ -252,30 +270,59 @@ static void glimpse_net(const fwd_job *j, const share *sh, const step *s) {
         ram_relu_forward(s->hgl + Hg + sh->l0, n, sh->l1 - sh->l0, HG);
     }
     ram_team_barrier(j->team);
-    glimpse_net_2(j, s->hgl, s->g, sh->o0, sh->o1);
+    glimpse_net_2(j, s->hgl, s->g, s->gm, sh->o0, sh->o1);
 }
 
 /* The core, units [u0, u1): those rows of each of the LSTM's four gate
- * blocks, so that the cell update needs no other thread's rows. */
-static void core_step(const fwd_job *j, const share *sh, const step *s) {
+ * blocks, so that the cell update needs no other thread's rows.  The lower
+ * (or only) layer reads g_t; the upper one (upper) reads the lower one's
+ * new state. */
+static void core_step(const fwd_job *j, const share *sh, const step *s, bool upper) {
     const struct ram_model *m = j->m;
-    const int n = j->n, H = m->p.core_hidden, G = m->p.glimpse_out, NG = m->gates;
+    const ram_model_params *p = &m->p;
+    const int n = j->n, H = p->core_hidden, G = p->glimpse_out;
+    const int NG = upper ? m->gates2 : m->gates, in = upper ? H : G;
     const int u0 = sh->u0, u1 = sh->u1;
-    const bool lstm = m->p.core == RAM_CORE_LSTM;
-    float *pre = lstm ? j->ws->gates + (size_t)s->t * n * NG : s->hn;
+    const bool lstm = (upper ? p->upper_core : p->core) == RAM_CORE_LSTM;
+    const float *x = upper ? s->hn : s->g;
+    const float *ht = upper ? s->top : s->ht;
+    float *hn = upper ? s->top + (size_t)n * H : s->hn;
+    float *pre = !lstm   ? hn
+                 : upper ? j->ws->gates2 + (size_t)s->t * n * NG
+                         : j->ws->gates + (size_t)s->t * n * NG;
+    const enum ram_tensor_id wx = upper ? RAM_T_UX_W : RAM_T_CX_W,
+                             wh = upper ? RAM_T_UH_W : RAM_T_CH_W,
+                             b = upper ? RAM_T_U_B : RAM_T_C_B;
+    /* h_0 = 0 contributes nothing, unless the context network made it */
+    const bool recurrent = s->t > 0 || (p->context && (upper || p->core_layers == 1));
     const int blocks = NG / H, whole = u0 == 0 && u1 == H;
     for (int q = 0; q < (whole ? 1 : blocks); q++) {
         const int r0 = whole ? 0 : q * H + u0, r1 = whole ? NG : q * H + u1;
-        linear_rows(j, s->g, G, n, G, RAM_T_CX_W, RAM_T_C_B, r0, r1, pre, NG, false);
-        if (s->t > 0) /* h_0 = 0 contributes nothing */
-            linear_rows(j, s->ht, H, n, H, RAM_T_CH_W, RAM_T_COUNT, r0, r1, pre, NG, true);
+        linear_rows(j, x, in, n, in, wx, b, r0, r1, pre, NG, false);
+        if (recurrent) linear_rows(j, ht, H, n, H, wh, RAM_T_COUNT, r0, r1, pre, NG, true);
     }
     if (lstm) {
-        float *ct = j->ws->c + (size_t)s->t * n * H;
-        ram_lstm_forward_units(pre, ct, ct + (size_t)n * H, s->hn, n, H, u0, u1);
+        float *ct = (upper ? j->ws->c2 : j->ws->c) + (size_t)s->t * n * H;
+        ram_lstm_forward_units(pre, ct, ct + (size_t)n * H, hn, n, H, u0, u1);
     } else {
-        ram_relu_forward(s->hn + u0, n, u1 - u0, H);
+        ram_relu_forward(hn + u0, n, u1 - u0, H);
     }
+}
+
+/* The context network: images [i0, i1) pooled, then units [u0, u1) of the
+ * initial top state, ReLU(W pooled + b), for every image. */
+static void context_net(const fwd_job *j, const share *sh) {
+    const struct ram_model *m = j->m;
+    const ram_model_params *p = &m->p;
+    const int n = j->n, H = p->core_hidden, D = m->ctx_in;
+    const size_t img = (size_t)p->channels * p->height * p->width;
+    for (int i = sh->i0; i < sh->i1; i++)
+        ram_context_pool(j->images + i * img, p->channels, p->height, p->width, p->context,
+                         j->ws->ctx_in + (size_t)i * D);
+    ram_team_barrier(j->team);
+    float *top = ram_top_state(m, j->ws);
+    linear_rows(j, j->ws->ctx_in, D, n, D, RAM_T_CTX_W, RAM_T_CTX_B, sh->u0, sh->u1, top, H, false);
+    ram_relu_forward(top + sh->u0, n, sh->u1 - sh->u0, H);
 }
 
 static share share_of(const fwd_job *j, int k, int nt) {
@@ -305,9 +352,19 @@ static void forward_part(void *arg, int k, int nt) {
     const share sh = share_of(j, k, nt);
     const int ni = sh.i1 - sh.i0;
 
+    const bool two = m->p.core_layers == 2;
     memset(ws->h + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
     if (m->p.core == RAM_CORE_LSTM) memset(ws->c + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (n < nt) ram_team_barrier(j->team); /* below, every thread reads every h_0 */
+    if (two) memset(ws->h2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (two && m->p.upper_core == RAM_CORE_LSTM)
+        memset(ws->c2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (m->p.context) {
+        ram_team_barrier(j->team); /* the context's rows overwrite every image's top h_0 */
+        context_net(j, &sh);
+        ram_team_barrier(j->team);
+    } else if (n < nt) {
+        ram_team_barrier(j->team); /* below, every thread reads every h_0 */
+    }
     for (int t = 0; t < m->p.glimpses; t++) {
         const step s = step_at(j, t);
         if (n < nt && n <= RAM_GEMV_MAX_ROWS)
@@ -319,14 +376,22 @@ static void forward_part(void *arg, int k, int nt) {
             glimpse_net(j, &sh, &s);
         }
         ram_team_barrier(j->team);
-        core_step(j, &sh, &s);
+        core_step(j, &sh, &s, false);
         ram_team_barrier(j->team);
+        if (two) {
+            core_step(j, &sh, &s, true);
+            ram_team_barrier(j->team);
+        }
     }
     if (k != 0) return;
-    /* Classifier on h_T; logits are turned into probabilities in place. */
-    const float *hT = ws->h + (size_t)m->p.glimpses * n * H;
-    linear_rows(j, hT, H, n, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, ws->probs, K, false);
-    ram_softmax(ws->probs, ws->probs, n, K);
+    /* Classifier on h_T (label s of S: on h after glimpse (s + 1) K); logits
+     * are turned into probabilities in place. */
+    for (int o = 0; o < m->p.objects; o++) {
+        const float *hT = ws->h + (size_t)(o + 1) * m->p.emit_every * n * H;
+        float *pr = ws->probs + (size_t)o * n * K;
+        linear_rows(j, hT, H, n, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, pr, K, false);
+        ram_softmax(pr, pr, n, K);
+    }
 }
 
 void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images, int n,
@@ -350,6 +415,13 @@ void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *image
 }
 
 long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, int n, int *step) {
+    /* The context's pooled image sums every pixel: a NaN anywhere shows. */
+    const size_t C = (size_t)m->ctx_in;
+    for (size_t i = 0; i < (size_t)n * C; i++)
+        if (!isfinite(ws->ctx_in[i])) {
+            *step = 0;
+            return (long)(i / C);
+        }
     const size_t D = (size_t)m->rho_size, count = (size_t)m->p.glimpses * n * D;
     for (size_t i = 0; i < count; i++)
         if (!isfinite(ws->rho[i])) {

@@ -246,6 +246,15 @@ enum ram_tensor_id {
     RAM_T_LOC_B, /* h -> mu */
     RAM_T_CLS_W,
     RAM_T_CLS_B, /* h_T -> logits */
+    /* The tensors of a model file of before the two-layer core and the
+     * context network: a model without either has only these (the rest
+     * are empty) and is saved as it was then. */
+    RAM_T_V1_COUNT,
+    RAM_T_UX_W = RAM_T_V1_COUNT,
+    RAM_T_UH_W,
+    RAM_T_U_B, /* the core's upper layer r2: input r1, recurrent, bias (x4 for LSTM) */
+    RAM_T_CTX_W,
+    RAM_T_CTX_B, /* context network: pooled image -> r2_0 */
     RAM_T_COUNT
 };
 
@@ -272,6 +281,8 @@ struct ram_model {
     int rho_size;           /* C * depth * patch^2 */
     int hgl;                /* glimpse_hidden + loc_hidden: width of the [h_g; h_l] buffer */
     int gates;              /* core_hidden (RNN) or 4 * core_hidden (LSTM) */
+    int gates2;             /* the same for the upper layer; 0 with one layer */
+    int ctx_in;             /* channels * context^2: the pooled image's values */
     float range_x, range_y; /* policy [-1,1] -> retina [-1,1] factor per axis */
     ram_tensor_info t[RAM_T_COUNT];
     size_t n_params;
@@ -297,6 +308,8 @@ RAM_HIDDEN ram_status ram_model_put_names(struct ram_model *m, const char *const
                                           const size_t *lens, int count, const char *what);
 
 RAM_HIDDEN ram_status ram_model_validate(const ram_model_params *p);
+/* emit_every 0 (glimpses / objects) made explicit, where it divides. */
+RAM_HIDDEN void ram_model_resolve_emit(ram_model_params *p);
 /* Same architecture: every field but the initialisation (seed, init_scale). */
 RAM_HIDDEN bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b);
 static inline int ram_argmax(const float *p, int k) {
@@ -354,7 +367,7 @@ typedef struct ram_ws {
     float *gates; /* T x n x 4H (LSTM) */
     float *h;     /* (T+1) x n x H, h[0] = 0 */
     float *c;     /* (T+1) x n x H (LSTM) */
-    float *probs; /* n x classes */
+    float *probs; /* objects x n x classes */
     float *aux;   /* T x n x 2: noise or given locations for classify_ex */
     /* Inference above RAM_GEMV_MAX_ROWS images with the sparse kernels: the
      * rows of the images too dense for them, gathered for one sgemm
@@ -365,8 +378,29 @@ typedef struct ram_ws {
     /* backward */
     float *dh, *dh2, *dc, *dc2, *dgates, *dg, *dhgl, *dlogits, *dmu;
     float *drho, *dloc; /* a soft sensor's: n x rho_size, n x 2 (NULL otherwise) */
-    float *grad;        /* n_params */
+    /* The MULTIPLICATIVE form's factors ReLU(W_g2 h_g + b) and ReLU(W_l2
+     * h_l + b), side by side (T x n x 2G), and a step's gradients of them
+     * (n x 2G); NULL for the other forms. */
+    float *gm, *dgm;
+    /* The core's upper layer (core_layers = 2): h2 and c2 as h and c,
+     * gates2 as gates; du, du2, dcu, dcu2, dgates2 as dh ... dgates.  NULL
+     * with one layer. */
+    float *h2, *c2, *gates2, *du, *du2, *dcu, *dcu2, *dgates2;
+    float *ctx_in; /* n x ctx_in: the context network's pooled images, or NULL */
+    float *grad;   /* n_params */
 } ram_ws;
+
+/* The core layer the location network and the baseline read (T+1 x n x
+ * H): the upper layer with two, else the only one. */
+static inline float *ram_top_state(const struct ram_model *m, const ram_ws *ws) {
+    return m->p.core_layers == 2 ? ws->h2 : ws->h;
+}
+
+/* ---- context network (context.c) ---- */
+
+/* One image (c x h x w) average-pooled to c x s x s (ram_model_params.context
+ * says how). */
+RAM_HIDDEN void ram_context_pool(const float *img, int c, int h, int w, int s, float *out);
 
 /* ---- thread team (team.c) ---- */
 

@@ -31,6 +31,11 @@ static void model_defaults(ram_model_params *p) {
     p->loc_range_pixels = -1.0f; /* follow the image: ram_model_create() resolves it */
     p->init_scale = 0.1f;
     p->seed = 1;
+    p->core_layers = 1;
+    p->upper_core = RAM_CORE_RNN;
+    p->context = 0;
+    p->objects = 1;
+    p->emit_every = 0; /* glimpses / objects: ram_model_create() resolves it */
 }
 
 void ram_model_params_init_sized(ram_model_params *p, size_t size) {
@@ -58,7 +63,7 @@ ram_status ram_model_validate(const ram_model_params *p) {
     if (rho > 1 << 24)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: a glimpse of %.0f values is too large",
                         rho);
-    CHECK_RANGE(p->form, RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT);
+    CHECK_RANGE(p->form, RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_MULTIPLICATIVE);
     CHECK_RANGE(p->glimpse_hidden, 1, 65536);
     CHECK_RANGE(p->loc_hidden, 1, 65536);
     CHECK_RANGE(p->glimpse_out, 1, 65536);
@@ -68,6 +73,20 @@ ram_status ram_model_validate(const ram_model_params *p) {
     CHECK_RANGE(p->classes, 2, 65536);
     CHECK_RANGE(p->bound, RAM_BOUND_HARDTANH, RAM_BOUND_TANH);
     CHECK_RANGE(p->sensor, RAM_SENSOR_HARD, RAM_SENSOR_SOFT);
+    CHECK_RANGE(p->core_layers, 1, 2);
+    CHECK_RANGE(p->upper_core, RAM_CORE_RNN, RAM_CORE_LSTM);
+    CHECK_RANGE(p->context, 0, 256);
+    CHECK_RANGE(p->objects, 1, 64);
+    CHECK_RANGE(p->emit_every, 0, 64);
+    if (p->emit_every ? p->objects * p->emit_every != p->glimpses : p->glimpses % p->objects)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "model: %d objects, a label every %d glimpses, do not make %d glimpses",
+                        p->objects, p->emit_every ? p->emit_every : p->glimpses / p->objects,
+                        p->glimpses);
+    if ((double)p->channels * p->context * p->context > 1 << 24)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "model: a context of %d x %d x %d values is too large", p->channels,
+                        p->context, p->context);
     if (!(p->loc_std >= RAM_LOC_STD_MIN && p->loc_std <= 10.0f)) /* 1/std^2 must stay finite */
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_std %g not in [1e-4, 10]",
                         (double)p->loc_std);
@@ -87,6 +106,10 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
     m->rho_size = p->channels * m->sensor.depth * m->sensor.patch * m->sensor.patch;
     m->hgl = p->glimpse_hidden + p->loc_hidden;
     m->gates = p->core == RAM_CORE_LSTM ? 4 * p->core_hidden : p->core_hidden;
+    m->gates2 = p->core_layers < 2               ? 0
+                : p->upper_core == RAM_CORE_LSTM ? 4 * p->core_hidden
+                                                 : p->core_hidden;
+    m->ctx_in = p->channels * p->context * p->context;
     m->range_x = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->width : 1.0f;
     m->range_y = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->height : 1.0f;
     const int Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, H = p->core_hidden,
@@ -108,6 +131,11 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
         [RAM_T_LOC_B] = {2, 1},
         [RAM_T_CLS_W] = {K, H},
         [RAM_T_CLS_B] = {K, 1},
+        [RAM_T_UX_W] = {m->gates2, H},
+        [RAM_T_UH_W] = {m->gates2, H},
+        [RAM_T_U_B] = {m->gates2, 1},
+        [RAM_T_CTX_W] = {p->context ? H : 0, m->ctx_in},
+        [RAM_T_CTX_B] = {p->context ? H : 0, 1},
     };
     size_t off = 0;
     for (int i = 0; i < RAM_T_COUNT; i++) {
@@ -150,6 +178,11 @@ void ram_model_touch(struct ram_model *m) {
     m->version = atomic_fetch_add(&weights_clock, 1) + 1;
 }
 
+void ram_model_resolve_emit(ram_model_params *p) {
+    if (p->emit_every == 0 && p->objects >= 1 && p->glimpses >= 1 && p->glimpses % p->objects == 0)
+        p->emit_every = p->glimpses / p->objects;
+}
+
 ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
     if (!out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_create: out is NULL");
     ram_model_params p;
@@ -163,6 +196,7 @@ ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
         const int side = p.height < p.width ? p.height : p.width;
         p.loc_range_pixels = fmaxf(0.0f, 0.5f * (float)side - 1.0f);
     }
+    ram_model_resolve_emit(&p);
     struct ram_model *m;
     if ((s = ram_model_alloc(&p, &m))) return s;
     ram_rng rng;
@@ -173,6 +207,11 @@ ram_status ram_model_create(const ram_model_params *user, ram_model **out) {
         /* A forget-gate bias of 1 keeps the cell's memory early in training
          * (Jozefowicz et al. 2015). */
         float *b = ram_param(m, m->w, RAM_T_C_B) + p.core_hidden;
+        for (int j = 0; j < p.core_hidden; j++)
+            b[j] = 1.0f;
+    }
+    if (p.core_layers == 2 && p.upper_core == RAM_CORE_LSTM) {
+        float *b = ram_param(m, m->w, RAM_T_U_B) + p.core_hidden;
         for (int j = 0; j < p.core_hidden; j++)
             b[j] = 1.0f;
     }
@@ -270,11 +309,13 @@ size_t ram_model_param_count(const ram_model *m) {
 /* ---- workspaces ---- */
 
 void ram_ws_release(ram_ws *ws) {
-    float **bufs[] = {&ws->rho,    &ws->loc,      &ws->mupre,    &ws->mu,      &ws->hgl,
-                      &ws->g,      &ws->gates,    &ws->h,        &ws->c,       &ws->probs,
-                      &ws->aux,    &ws->dh,       &ws->dh2,      &ws->dc,      &ws->dc2,
-                      &ws->dgates, &ws->dg,       &ws->dhgl,     &ws->dlogits, &ws->dmu,
-                      &ws->grad,   &ws->gather_x, &ws->gather_y, &ws->drho,    &ws->dloc};
+    float **bufs[] = {
+        &ws->rho,     &ws->loc, &ws->mupre, &ws->mu,       &ws->hgl,      &ws->g,
+        &ws->gates,   &ws->h,   &ws->c,     &ws->probs,    &ws->aux,      &ws->dh,
+        &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates,   &ws->dg,       &ws->dhgl,
+        &ws->dlogits, &ws->dmu, &ws->grad,  &ws->gather_x, &ws->gather_y, &ws->drho,
+        &ws->dloc,    &ws->gm,  &ws->dgm,   &ws->h2,       &ws->c2,       &ws->gates2,
+        &ws->du,      &ws->du2, &ws->dcu,   &ws->dcu2,     &ws->dgates2,  &ws->ctx_in};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
@@ -290,6 +331,8 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
     const bool lstm = m->p.core == RAM_CORE_LSTM;
     const bool gather = max_n > RAM_GEMV_MAX_ROWS && ram_sparse_kernels();
     const bool soft = train && m->p.sensor == RAM_SENSOR_SOFT;
+    const bool mul = m->p.form == RAM_GLIMPSE_MULTIPLICATIVE;
+    const bool two = m->p.core_layers == 2, lstm2 = two && m->p.upper_core == RAM_CORE_LSTM;
     const int G = m->p.glimpse_out, widest_in = m->hgl > G ? m->hgl : G;
     const size_t gather_in = (size_t)(widest_in > (int)H ? widest_in : (int)H),
                  gather_out = (size_t)(G > m->gates ? G : m->gates);
@@ -306,7 +349,7 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->gates, lstm ? T * n * m->gates : 0},
         {&ws->h, (T + 1) * n * H},
         {&ws->c, lstm ? (T + 1) * n * H : 0},
-        {&ws->probs, n * m->p.classes},
+        {&ws->probs, n * m->p.classes * m->p.objects},
         {&ws->aux, T * n * 2},
         {&ws->gather_x, gather ? n * gather_in : 0},
         {&ws->gather_y, gather ? n * gather_out : 0},
@@ -317,12 +360,26 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->dgates, train && lstm ? n * m->gates : 0},
         {&ws->dg, train ? n * m->p.glimpse_out : 0},
         {&ws->dhgl, train ? n * m->hgl : 0},
-        {&ws->dlogits, train ? n * m->p.classes : 0},
+        {&ws->dlogits, train ? n * m->p.classes * m->p.objects : 0},
         {&ws->dmu, train ? n * 2 : 0},
         {&ws->grad, train ? m->n_params : 0},
         /* the soft sensor's backward pass: dLoss/drho and dLoss/dl of a step */
         {&ws->drho, soft ? n * m->rho_size : 0},
         {&ws->dloc, soft ? n * 2 : 0},
+        /* the multiplicative glimpse form's two factors, and their gradients */
+        {&ws->gm, mul ? T * n * 2 * m->p.glimpse_out : 0},
+        {&ws->dgm, train && mul ? n * 2 * m->p.glimpse_out : 0},
+        /* the core's upper layer (r2): states, cells, gates, and their gradients */
+        {&ws->h2, two ? (T + 1) * n * H : 0},
+        {&ws->c2, lstm2 ? (T + 1) * n * H : 0},
+        {&ws->gates2, lstm2 ? T * n * m->gates2 : 0},
+        {&ws->du, train && two ? n * H : 0},
+        {&ws->du2, train && two ? n * H : 0},
+        {&ws->dcu, train && lstm2 ? n * H : 0},
+        {&ws->dcu2, train && lstm2 ? n * H : 0},
+        {&ws->dgates2, train && lstm2 ? n * m->gates2 : 0},
+        /* the context network's pooled images */
+        {&ws->ctx_in, n * m->ctx_in},
     };
     for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
         if (!need[i].count) continue;
@@ -347,5 +404,8 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            a->glimpse_out == b->glimpse_out && a->core_hidden == b->core_hidden &&
            a->core == b->core && a->glimpses == b->glimpses && a->classes == b->classes &&
            a->bound == b->bound && a->loc_std == b->loc_std &&
-           a->loc_range_pixels == b->loc_range_pixels && a->sensor == b->sensor;
+           a->loc_range_pixels == b->loc_range_pixels && a->sensor == b->sensor &&
+           a->core_layers == b->core_layers &&
+           (a->core_layers < 2 || a->upper_core == b->upper_core) && a->context == b->context &&
+           a->objects == b->objects && a->emit_every == b->emit_every;
 }

@@ -15,6 +15,18 @@
 #define TAG_CLSN RAM_TAG('C', 'L', 'S', 'N')
 #define TAG_FITR RAM_TAG('F', 'I', 'T', 'R')
 #define TAG_SENS RAM_TAG('S', 'E', 'N', 'S')
+#define TAG_DRAM RAM_TAG('D', 'R', 'A', 'M')
+/* The DRAM chunk: core_layers, upper_core, context, objects, emit_every as u32. */
+#define DRAM_FIELDS 5
+
+/* A model with any of DRAM's parts but the glimpse form (which ARCH
+ * holds) has the DRAM chunk, and its WGHT chunk lists every tensor, so
+ * that readers older than these parts refuse it (an unexpected tensor
+ * count) rather than load another model; any other model's file is the
+ * one it was before they existed. */
+static bool has_dram_chunk(const ram_model_params *p) {
+    return p->core_layers != 1 || p->context != 0 || p->objects != 1;
+}
 /* The ARCH chunk of format version 1: 14 u32 and 4 f32 fields, a u64 seed. */
 #define ARCH_BYTES 80
 
@@ -39,8 +51,9 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
     ram_file_chunk(b, TAG_ARCH, &c);
 
     c.len = 0;
-    ram_buf_u32(&c, RAM_T_COUNT);
-    for (int i = 0; i < RAM_T_COUNT; i++) {
+    const int tensors = has_dram_chunk(p) ? RAM_T_COUNT : RAM_T_V1_COUNT;
+    ram_buf_u32(&c, (uint32_t)tensors);
+    for (int i = 0; i < tensors; i++) {
         ram_buf_u32(&c, (uint32_t)m->t[i].rows);
         ram_buf_u32(&c, (uint32_t)m->t[i].cols);
     }
@@ -67,6 +80,15 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
         c.len = 0;
         ram_buf_u32(&c, (uint32_t)p->sensor);
         ram_file_chunk(b, TAG_SENS, &c);
+    }
+    if (has_dram_chunk(p)) {
+        c.len = 0;
+        const uint32_t dram[DRAM_FIELDS] = {(uint32_t)p->core_layers, (uint32_t)p->upper_core,
+                                            (uint32_t)p->context, (uint32_t)p->objects,
+                                            (uint32_t)p->emit_every};
+        for (int i = 0; i < DRAM_FIELDS; i++)
+            ram_buf_u32(&c, dram[i]);
+        ram_file_chunk(b, TAG_DRAM, &c);
     }
     if (c.failed) b->failed = true;
     free(c.data);
@@ -151,6 +173,26 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
                             sens.len, sensor);
         p.sensor = (ram_sensor)sensor;
     }
+    ram_reader dram;
+    if (ram_file_find(data, len, TAG_DRAM, &dram)) {
+        uint32_t v[DRAM_FIELDS];
+        for (int i = 0; i < DRAM_FIELDS; i++)
+            v[i] = ram_rd_u32(&dram);
+        /* Sizes as unsigned: validate refuses what does not fit an int. */
+        if (dram.bad || dram.pos != dram.len || v[0] > 2 || v[1] > RAM_CORE_LSTM || v[2] > 256 ||
+            v[3] > 64 || v[4] > 64 || v[4] == 0)
+            return ram_fail(RAM_ERR_FORMAT,
+                            "model file: DRAM chunk of %zu bytes, values %u %u %u %u %u", dram.len,
+                            v[0], v[1], v[2], v[3], v[4]);
+        p.core_layers = (int)v[0];
+        p.upper_core = (ram_core_type)v[1];
+        p.context = (int)v[2];
+        p.objects = (int)v[3];
+        p.emit_every = (int)v[4];
+        if (!has_dram_chunk(&p))
+            return ram_fail(RAM_ERR_FORMAT, "model file: a DRAM chunk that changes nothing");
+    }
+    ram_model_resolve_emit(&p); /* a file without the chunk: one label after the last glimpse */
     ram_status s = ram_model_validate(&p);
     if (s) {
         char why[512]; /* ram_last_error() is the buffer ram_fail writes to */
@@ -162,9 +204,10 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
     struct ram_model layout;
     ram_model_layout(&layout, &p);
     /* Check the tensor table against the architecture before allocating. */
-    if (ram_rd_u32(&w) != RAM_T_COUNT)
+    const int tensors = has_dram_chunk(&p) ? RAM_T_COUNT : RAM_T_V1_COUNT;
+    if (ram_rd_u32(&w) != (uint32_t)tensors)
         return ram_fail(RAM_ERR_FORMAT, "model file: unexpected tensor count");
-    for (int i = 0; i < RAM_T_COUNT; i++) {
+    for (int i = 0; i < tensors; i++) {
         uint32_t rows = ram_rd_u32(&w), cols = ram_rd_u32(&w);
         if (w.bad || rows != (uint32_t)layout.t[i].rows || cols != (uint32_t)layout.t[i].cols)
             return ram_fail(RAM_ERR_FORMAT,

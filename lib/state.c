@@ -160,10 +160,11 @@ static ram_status refresh_half(const ram_model *m, ram_state *st) {
 }
 
 /* Images [i0, i0 + n) of a call, forwarded in `ws`: check what the glimpses
- * read and copy the results out. */
+ * read and copy the results out: every label of each image (seq), or its
+ * last. */
 static ram_status finish(const ram_model *m, const ram_ws *ws, int i0, int n, int *labels,
-                         float *probs, float *locs) {
-    const int T = m->p.glimpses, K = m->p.classes;
+                         float *probs, float *locs, bool seq) {
+    const int T = m->p.glimpses, K = m->p.classes, S = m->p.objects, from = seq ? 0 : S - 1;
     int step;
     const long bad = ram_ws_bad_glimpse(m, ws, n, &step);
     if (bad >= 0)
@@ -171,10 +172,13 @@ static ram_status finish(const ram_model *m, const ram_ws *ws, int i0, int n, in
                         "classify: glimpse %d of image %ld reads a NaN or Inf pixel", step + 1,
                         i0 + bad);
     for (int i = 0; i < n; i++) {
-        const float *pr = ws->probs + (size_t)i * K;
         const size_t o = (size_t)i0 + i;
-        if (labels) labels[o] = ram_argmax(pr, K);
-        if (probs) memcpy(probs + o * K, pr, sizeof(float) * K);
+        for (int s = from; s < S; s++) {
+            const float *pr = ws->probs + ((size_t)s * n + i) * K;
+            const size_t at = seq ? o * S + s : o;
+            if (labels) labels[at] = ram_argmax(pr, K);
+            if (probs) memcpy(probs + at * K, pr, sizeof(float) * K);
+        }
         if (locs)
             for (int t = 0; t < T; t++) {
                 const float *l = ws->loc + ((size_t)t * n + i) * 2;
@@ -218,9 +222,9 @@ static void forward_slice(void *arg, int k, int nt) {
                            j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
 }
 
-ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
-                                 ram_loc_source source, ram_policy *pol, int *labels, float *probs,
-                                 float *locs) {
+static ram_status classify(const ram_model *m, ram_state *st, const float *images, int n,
+                           ram_loc_source source, ram_policy *pol, int *labels, float *probs,
+                           float *locs, bool seq) {
     if (!m || !st || !images)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: NULL model, state or images");
     if (n < 1 || n > st->max_batch)
@@ -277,7 +281,7 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
             }
             if (++c->calls == CHOOSE_AGAIN) c->calls = 0;
         }
-        return finish(m, &st->ws, 0, n, labels, probs, locs);
+        return finish(m, &st->ws, 0, n, labels, probs, locs, seq);
     }
     slice_job j = {m, st, images, n, mode, std};
     ram_team_run(st->team, forward_slice, &j);
@@ -286,11 +290,23 @@ ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float 
         int i0, i1;
         ram_split(n, k, nt, 1, &i0, &i1);
         if (i1 > i0) {
-            ram_status s = finish(m, &st->sub[k], i0, i1 - i0, labels, probs, locs);
+            ram_status s = finish(m, &st->sub[k], i0, i1 - i0, labels, probs, locs, seq);
             if (s) return s;
         }
     }
     return RAM_OK;
+}
+
+ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
+                                 ram_loc_source source, ram_policy *pol, int *labels, float *probs,
+                                 float *locs) {
+    return classify(m, st, images, n, source, pol, labels, probs, locs, false);
+}
+
+ram_status ram_model_classify_seq(const ram_model *m, ram_state *st, const float *images, int n,
+                                  ram_loc_source source, ram_policy *pol, int *labels, float *probs,
+                                  float *locs) {
+    return classify(m, st, images, n, source, pol, labels, probs, locs, true);
 }
 
 ram_status ram_model_classify(const ram_model *m, ram_state *st, const float *images, int n,

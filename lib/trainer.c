@@ -31,12 +31,12 @@ typedef struct worker {
     ram_ws ws;
     float *gbw;         /* baseline gradient */
     float *b, *R, *dmu; /* T x n baseline, returns; T x n x 2 location gradient */
-    int *pred;
+    int *pred;          /* slice x objects */
     long bad;           /* first image of the slice whose glimpse read a NaN/Inf pixel, or -1 */
     bool policy_failed; /* the REINFORCE estimator refused a non-finite mean or baseline */
     double nll, sse, surrogate, correct, reward, baseline; /* sums over the slice */
-    long errors;
-    int i0, i1; /* the slice [i0, i1) of the current batch */
+    long errors, object_errors; /* evaluation: images with a label wrong, labels wrong */
+    int i0, i1;                 /* the slice [i0, i1) of the current batch */
 } worker;
 
 struct ram_trainer {
@@ -95,20 +95,52 @@ static bool glimpsed_nonfinite(const ram_model *m, worker *wk, int n) {
     return bad >= 0;
 }
 
-/* The classification loss's gradient into ws->dlogits, and its sums. */
+/* The classification loss's gradient into ws->dlogits, and its sums: the
+ * S labels' cross-entropies (labels: n x S; probs and dlogits S x n x K). */
 static void classifier_loss(ram_trainer *t, worker *wk, const int *labels, int n) {
-    const int K = t->m->p.classes;
+    const int K = t->m->p.classes, S = t->m->p.objects;
     const float N = (float)t->n;
-    for (int i = 0; i < n; i++) {
-        const float *pr = wk->ws.probs + (size_t)i * K;
-        const int best = ram_argmax(pr, K);
-        wk->pred[i] = best;
-        wk->correct += best == labels[i];
-        wk->nll -= log(pr[labels[i]] > 1e-30f ? pr[labels[i]] : 1e-30f);
-        float *dl = wk->ws.dlogits + (size_t)i * K;
-        for (int k = 0; k < K; k++)
-            dl[k] = (pr[k] - (k == labels[i])) / N;
+    for (int o = 0; o < S; o++)
+        for (int i = 0; i < n; i++) {
+            const int y = labels[(size_t)i * S + o];
+            const float *pr = wk->ws.probs + ((size_t)o * n + i) * K;
+            const int best = ram_argmax(pr, K);
+            wk->pred[(size_t)i * S + o] = best;
+            wk->correct += best == y;
+            wk->nll -= log(pr[y] > 1e-30f ? pr[y] : 1e-30f);
+            float *dl = wk->ws.dlogits + ((size_t)o * n + i) * K;
+            for (int k = 0; k < K; k++)
+                dl[k] = (pr[k] - (k == y)) / N;
+        }
+}
+
+/* The returns of image i (R laid out T x n) and its final reward, for S > 1
+ * objects: see ram_reward_mode. */
+static float object_returns(const ram_trainer *t, const int *pred, const int *labels, int i, int n,
+                            float *R) {
+    const ram_model_params *p = &t->m->p;
+    const int S = p->objects, E = p->emit_every, T = p->glimpses;
+    const float gamma = t->pol->p.discount;
+    int right = 0;
+    for (int o = 0; o < S; o++)
+        right += pred[(size_t)i * S + o] == labels[(size_t)i * S + o];
+    if (t->pol->p.reward == RAM_REWARD_ALL_CORRECT) {
+        const float r = right == S ? 1.0f : 0.0f;
+        ram_policy_return_row(t->pol, r, R + i, (size_t)n);
+        return r;
     }
+    /* Backwards from the last step: R_t = gamma R_{t+1} + the reward of a
+     * label emitted after step t. */
+    float ret = 0.0f;
+    for (int s = T - 1; s >= 0; s--) {
+        ret *= gamma;
+        if ((s + 1) % E == 0) {
+            const int o = (s + 1) / E - 1;
+            ret += pred[(size_t)i * S + o] == labels[(size_t)i * S + o] ? 1.0f : 0.0f;
+        }
+        R[(size_t)s * n + i] = ret;
+    }
+    return (float)right;
 }
 
 /* REINFORCE: the returns (R laid out T x n here), the baseline at each
@@ -118,12 +150,17 @@ static void policy_loss(ram_trainer *t, worker *wk, const int *labels, int n) {
     const ram_ws *ws = &wk->ws;
     const int T = t->m->p.glimpses;
     const float std = pol->p.std, alpha = pol->p.reward_scale, N = (float)t->n;
-    for (int i = 0; i < n; i++) {
-        const float r = wk->pred[i] == labels[i] ? 1.0f : 0.0f;
-        wk->reward += r;
-        ram_policy_return_row(pol, r, wk->R + i, (size_t)n);
+    if (t->m->p.objects > 1) {
+        for (int i = 0; i < n; i++)
+            wk->reward += object_returns(t, wk->pred, labels, i, n, wk->R);
+    } else {
+        for (int i = 0; i < n; i++) {
+            const float r = wk->pred[i] == labels[i] ? 1.0f : 0.0f;
+            wk->reward += r;
+            ram_policy_return_row(pol, r, wk->R + i, (size_t)n);
+        }
     }
-    ram_baseline_forward(pol, ws->h, n, wk->b);
+    ram_baseline_forward(pol, ram_top_state(t->m, ws), n, wk->b);
     for (int s = 0; s < T; s++) {
         const size_t o = (size_t)s * n;
         if (ram_reinforce_gaussian(ws->loc + 2 * o, ws->mu + 2 * o, n, 2, std, wk->R + o, wk->b + o,
@@ -140,9 +177,9 @@ static void policy_loss(ram_trainer *t, worker *wk, const int *labels, int n) {
 static void run_slice(ram_trainer *t, worker *wk) {
     const ram_model *m = t->m;
     const ram_policy *pol = t->pol;
-    const int n = wk->i1 - wk->i0, T = m->p.glimpses, K = m->p.classes;
+    const int n = wk->i1 - wk->i0, T = m->p.glimpses, K = m->p.classes, S = m->p.objects;
     wk->nll = wk->sse = wk->surrogate = wk->correct = wk->reward = wk->baseline = 0;
-    wk->errors = 0;
+    wk->errors = wk->object_errors = 0;
     wk->bad = -1;
     wk->policy_failed = false;
     if (n <= 0) { /* more workers than images: contribute nothing */
@@ -154,14 +191,20 @@ static void run_slice(ram_trainer *t, worker *wk) {
     }
     const size_t img = (size_t)m->p.channels * m->p.height * m->p.width;
     const float *images = t->images + wk->i0 * img;
-    const int *labels = t->labels + wk->i0;
+    const int *labels = t->labels + (size_t)wk->i0 * S;
     ram_ws *ws = &wk->ws;
 
     if (!t->training) {
         ram_model_forward_with(m, m->w, NULL, &t->cols, ws, images, n, RAM_LOC_MEAN, NULL, 0, NULL);
         if (glimpsed_nonfinite(m, wk, n)) return;
-        for (int i = 0; i < n; i++)
-            wk->errors += ram_argmax(ws->probs + (size_t)i * K, K) != labels[i];
+        for (int i = 0; i < n; i++) {
+            int wrong = 0;
+            for (int o = 0; o < S; o++)
+                wrong +=
+                    ram_argmax(ws->probs + ((size_t)o * n + i) * K, K) != labels[(size_t)i * S + o];
+            wk->errors += wrong > 0;
+            wk->object_errors += wrong;
+        }
         return;
     }
 
@@ -186,8 +229,12 @@ static void run_slice(ram_trainer *t, worker *wk) {
     if (sampled) {
         policy_loss(t, wk, labels, n);
     } else {
-        for (int i = 0; i < n; i++)
-            wk->reward += wk->pred[i] == labels[i];
+        for (int i = 0; i < n; i++) {
+            int right = 0;
+            for (int o = 0; o < S; o++)
+                right += wk->pred[(size_t)i * S + o] == labels[(size_t)i * S + o];
+            wk->reward += t->pol->p.reward == RAM_REWARD_ALL_CORRECT ? right == S : right;
+        }
     }
     memset(ws->grad, 0, sizeof(float) * m->n_params);
     if (soft)
@@ -196,7 +243,9 @@ static void run_slice(ram_trainer *t, worker *wk) {
     else
         ram_model_backward(m, ws, n, wk->dmu, pol->p.detach_core);
     if (pol->n_bw) memset(wk->gbw, 0, sizeof(float) * pol->n_bw);
-    if (sampled) wk->sse = ram_baseline_backward(pol, ws->h, n, wk->b, wk->R, (float)t->n, wk->gbw);
+    if (sampled)
+        wk->sse =
+            ram_baseline_backward(pol, ram_top_state(m, ws), n, wk->b, wk->R, (float)t->n, wk->gbw);
 }
 
 /* ---- the optimizer step's shares ---- */
@@ -308,7 +357,7 @@ static ram_status make_workers(ram_trainer *t, size_t slice) {
         wk->b = malloc(sizeof(float) * T * slice);
         wk->R = malloc(sizeof(float) * T * slice);
         wk->dmu = malloc(sizeof(float) * T * slice * 2);
-        wk->pred = malloc(sizeof(int) * slice);
+        wk->pred = malloc(sizeof(int) * slice * m->p.objects);
         if (!wk->gbw || !wk->b || !wk->R || !wk->dmu || !wk->pred)
             return ram_fail(RAM_ERR_OUT_OF_MEMORY, "trainer_create: out of memory");
     }
@@ -359,9 +408,10 @@ static ram_status check_batch(const ram_trainer *t, const float *images, const i
     if (n < 1 || n > max_n)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n = %d not in [1, %d]", what, n, max_n);
     const int K = t->m->p.classes;
-    for (int i = 0; i < n; i++)
+    const long count = (long)n * t->m->p.objects;
+    for (long i = 0; i < count; i++)
         if (labels[i] < 0 || labels[i] >= K)
-            return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: label[%d] = %d not in [0, %d)", what, i,
+            return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: label[%ld] = %d not in [0, %d)", what, i,
                             labels[i], K);
     return RAM_OK;
 }
@@ -458,15 +508,23 @@ static void fill_stats(const ram_trainer *t, const sums *s, int n, double norm, 
         t->pol->p.baseline == RAM_BASELINE_NONE ? 0.0f : (float)(s->sse / ((double)n * T));
     stats->reinforce = (float)(s->sur / n);
     stats->loss = stats->nll + stats->baseline_mse + stats->reinforce;
-    stats->accuracy = (float)(s->correct / n);
+    stats->accuracy = (float)(s->correct / ((double)n * t->m->p.objects));
     stats->reward = (float)(s->reward / n);
     stats->baseline = (float)(s->base / n);
     stats->grad_norm = (float)norm;
     stats->lr = lr;
 }
 
-ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels, int n,
-                                   ram_train_stats *stats) {
+/* A model of several objects takes its labels through the _seq functions,
+ * whose array is S times longer: one label per image would be misread. */
+static ram_status refuse_objects(const ram_trainer *t, const char *what) {
+    return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                    "%s: the model has %d objects per image: use %s_seq with n x %d labels", what,
+                    t->m->p.objects, what, t->m->p.objects);
+}
+
+static ram_status train_batch(ram_trainer *t, const float *images, const int *labels, int n,
+                              ram_train_stats *stats) {
     ram_status s = check_batch(t, images, labels, n, t ? t->p.max_batch : 0, "train_batch");
     if (s) return s;
     if (t->avg_in) return refuse_average_in("train_batch");
@@ -529,26 +587,54 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     return RAM_OK;
 }
 
-ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels, int n,
-                                double *error) {
-    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate: error is NULL");
+ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels, int n,
+                                   ram_train_stats *stats) {
+    if (t && t->m->p.objects > 1) return refuse_objects(t, "train_batch");
+    return train_batch(t, images, labels, n, stats);
+}
+
+ram_status ram_trainer_train_batch_seq(ram_trainer *t, const float *images, const int *labels,
+                                       int n, ram_train_stats *stats) {
+    return train_batch(t, images, labels, n, stats);
+}
+
+static ram_status evaluate(ram_trainer *t, const float *images, const int *labels, int n,
+                           double *error, double *object_error) {
     ram_status s = check_batch(t, images, labels, n, 1 << 30, "evaluate");
     if (s) return s;
     const size_t img = (size_t)t->m->p.channels * t->m->p.height * t->m->p.width;
-    long errors = 0;
+    const int S = t->m->p.objects;
+    long errors = 0, object_errors = 0;
     for (int i0 = 0; i0 < n; i0 += t->p.max_batch) {
         int b = n - i0 < t->p.max_batch ? n - i0 : t->p.max_batch;
         t->images = images + i0 * img;
-        t->labels = labels + i0;
+        t->labels = labels + (size_t)i0 * S;
         t->n = b;
         t->training = false;
         run_all(t, b);
         if ((s = check_glimpses(t, i0, "evaluate"))) return s;
-        for (int k = 0; k < t->nw; k++)
+        for (int k = 0; k < t->nw; k++) {
             errors += t->w[k].errors;
+            object_errors += t->w[k].object_errors;
+        }
     }
-    *error = (double)errors / n;
+    if (error) *error = (double)errors / n;
+    if (object_error) *object_error = (double)object_errors / ((double)n * S);
     return RAM_OK;
+}
+
+ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels, int n,
+                                double *error) {
+    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate: error is NULL");
+    if (t && t->m->p.objects > 1) return refuse_objects(t, "evaluate");
+    return evaluate(t, images, labels, n, error, NULL);
+}
+
+ram_status ram_trainer_evaluate_seq(ram_trainer *t, const float *images, const int *labels, int n,
+                                    double *error, double *object_error) {
+    if (!error && !object_error)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate_seq: error and object_error are NULL");
+    return evaluate(t, images, labels, n, error, object_error);
 }
 
 size_t ram_trainer_gradient_size(const ram_trainer *t) {

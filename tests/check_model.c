@@ -15,9 +15,9 @@ typedef struct fixture {
     struct ram_model *m;
     ram_ws ws;
     float images[N * C * IMG_H * IMG_W];
-    int labels[N];
-    float *locs;  /* T x N x 2, fixed */
-    float *R, *b; /* T x N returns and baselines, fixed */
+    int labels[N * 3]; /* N x objects */
+    float *locs;       /* T x N x 2, fixed */
+    float *R, *b;      /* T x N returns and baselines, fixed */
     float alpha, std;
 } fixture;
 
@@ -27,7 +27,46 @@ static float urand(void) { /* [0, 1) */
     return (float)(lcg >> 40) / (float)(1 << 24);
 }
 
-static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc_bound bound) {
+/* The architectures checked: every glimpse form, cell, bound, and DRAM's
+ * parts (two core layers with either upper cell, the context network). */
+typedef struct config {
+    ram_glimpse_form form;
+    ram_core_type core;
+    ram_loc_bound bound;
+    int layers;               /* core_layers */
+    ram_core_type upper_core; /* with 2 layers */
+    int context;              /* the context's side, or 0 */
+    int objects;              /* labels per image: 2 of 4 glimpses, or 3 of 3 */
+} config;
+
+static const config configs[] = {
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1},
+    /* two layers */
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 0, 1},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 0, 1},
+    /* the context network, on one layer and on two (5 x 5 of a 10 x 9 image;
+     * 12 x 12: more cells than pixels) */
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 12, 1},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 5, 1},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 1},
+    /* several objects: a label every 2 glimpses of 4, or after each of 3 */
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 2},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 3},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 5, 2},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 3},
+};
+enum { N_CONFIGS = sizeof configs / sizeof *configs };
+
+static void setup(fixture *f, const config *c) {
     /* The same data in every test, whatever ran before it in this process
      * (CK_FORK=no, as under valgrind, runs them all in one). */
     lcg = 12345;
@@ -39,15 +78,19 @@ static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc
     p.glimpse.patch = 3;
     p.glimpse.depth = 2;
     p.glimpse.scale = 2;
-    p.form = form;
+    p.form = c->form;
     p.glimpse_hidden = 5;
     p.loc_hidden = 4;
     p.glimpse_out = 6;
     p.core_hidden = 7;
-    p.core = core;
-    p.glimpses = 3;
+    p.core = c->core;
+    p.core_layers = c->layers;
+    p.upper_core = c->upper_core;
+    p.context = c->context;
     p.classes = 4;
-    p.bound = bound;
+    p.bound = c->bound;
+    p.objects = c->objects;
+    p.glimpses = p.objects == 2 ? 4 : 3;
     p.loc_range_pixels = 0;
     p.init_scale = 0.4f; /* large enough that gradients dwarf float rounding */
     p.seed = 7;
@@ -57,8 +100,8 @@ static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc
     ck_assert_int_eq(ram_ws_init(&f->ws, m, N, true), RAM_OK);
     for (size_t i = 0; i < sizeof f->images / sizeof *f->images; i++)
         f->images[i] = urand();
-    for (int i = 0; i < N; i++)
-        f->labels[i] = i % p.classes;
+    for (int i = 0; i < N * p.objects; i++)
+        f->labels[i] = (i * 3 + 1) % p.classes;
     const int T = p.glimpses;
     f->locs = malloc(sizeof(float) * T * N * 2);
     f->R = malloc(sizeof(float) * T * N);
@@ -85,11 +128,12 @@ static void teardown(fixture *f) {
  * -alpha/N sum_{t,i} (R - b) log N(l | mu, std^2) at the fixed locations. */
 static double loss(fixture *f, bool with_reinforce) {
     const struct ram_model *m = f->m;
-    const int T = m->p.glimpses, K = m->p.classes;
+    const int T = m->p.glimpses, K = m->p.classes, S = m->p.objects;
     ram_model_forward(m, &f->ws, f->images, N, RAM_LOC_FIXED, f->locs, 0);
     double L = 0;
-    for (int i = 0; i < N; i++)
-        L -= log(f->ws.probs[i * K + f->labels[i]]) / N;
+    for (int o = 0; o < S; o++)
+        for (int i = 0; i < N; i++)
+            L -= log(f->ws.probs[(o * N + i) * K + f->labels[i * S + o]]) / N;
     if (with_reinforce)
         for (int t = 0; t < T; t++)
             for (int i = 0; i < N; i++)
@@ -104,11 +148,12 @@ static double loss(fixture *f, bool with_reinforce) {
 /* Analytic gradient into f->ws.grad. */
 static void analytic(fixture *f, bool with_reinforce, bool detach) {
     const struct ram_model *m = f->m;
-    const int T = m->p.glimpses, K = m->p.classes;
+    const int T = m->p.glimpses, K = m->p.classes, S = m->p.objects;
     ram_model_forward(m, &f->ws, f->images, N, RAM_LOC_FIXED, f->locs, 0);
-    for (int i = 0; i < N; i++)
+    for (int q = 0; q < S * N; q++) /* q = o * N + i */
         for (int k = 0; k < K; k++)
-            f->ws.dlogits[i * K + k] = (f->ws.probs[i * K + k] - (k == f->labels[i])) / N;
+            f->ws.dlogits[q * K + k] =
+                (f->ws.probs[q * K + k] - (k == f->labels[q % N * S + q / N])) / N;
     float *dmu = NULL;
     if (with_reinforce) {
         dmu = malloc(sizeof(float) * T * N * 2);
@@ -154,22 +199,9 @@ static double compare(fixture *f, bool with_reinforce, const bool *which) {
     return sqrt(diff) / (sqrt(na) + sqrt(nn));
 }
 
-static const struct {
-    ram_glimpse_form form;
-    ram_core_type core;
-    ram_loc_bound bound;
-} configs[] = {
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH},
-};
-enum { N_CONFIGS = sizeof configs / sizeof *configs };
-
 START_TEST(classification_gradient) {
     fixture f;
-    setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound);
+    setup(&f, &configs[_i]);
     analytic(&f, false, false);
     double rel = compare(&f, false, NULL);
     ck_assert_msg(rel < 2e-3, "config %d: relative gradient error %g", _i, rel);
@@ -181,10 +213,20 @@ END_TEST
  * (Torch's behaviour): the full gradient of cross-entropy + surrogate. */
 START_TEST(reinforce_through_core_gradient) {
     fixture f;
-    setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound);
+    setup(&f, &configs[_i]);
     analytic(&f, true, false);
     double rel = compare(&f, true, NULL);
     ck_assert_msg(rel < 1e-3, "config %d: relative gradient error %g", _i, rel);
+    if (configs[_i].layers == 2 || configs[_i].context) {
+        /* DRAM's tensors alone: they have a gradient (compare() refuses a
+         * zero one), and it is right. */
+        bool dram[RAM_T_COUNT] = {0};
+        for (int id = RAM_T_V1_COUNT; id < RAM_T_COUNT; id++)
+            dram[id] = true;
+        analytic(&f, true, false);
+        rel = compare(&f, true, dram);
+        ck_assert_msg(rel < 1e-3, "config %d: DRAM tensors' gradient error %g", _i, rel);
+    }
     teardown(&f);
 }
 END_TEST
@@ -193,7 +235,7 @@ END_TEST
  * other tensor exactly the classification gradient. */
 START_TEST(reinforce_detached_gradient) {
     fixture f;
-    setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound);
+    setup(&f, &configs[_i]);
     bool loc[RAM_T_COUNT] = {0}, rest[RAM_T_COUNT];
     loc[RAM_T_LOC_W] = loc[RAM_T_LOC_B] = true;
     for (int i = 0; i < RAM_T_COUNT; i++)
@@ -222,7 +264,7 @@ END_TEST
  * with zero noise. */
 START_TEST(sample_mode_locations) {
     fixture f;
-    setup(&f, RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH);
+    setup(&f, &configs[0]);
     const int T = f.m->p.glimpses;
     float *eps = calloc((size_t)T * N * 2, sizeof(float));
     ram_model_forward(f.m, &f.ws, f.images, N, RAM_LOC_MEAN, NULL, 0);

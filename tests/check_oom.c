@@ -143,6 +143,10 @@ typedef struct ctx {
     double err;
 } ctx;
 
+/* The fixture's model has DRAM's parts (test_oom_dram): their buffers are
+ * allocations too. */
+static bool with_dram;
+
 static void fixture(ctx *c, int threads) {
     memset(c, 0, sizeof *c);
     for (int i = 0; i < N * IMG; i++)
@@ -150,6 +154,12 @@ static void fixture(ctx *c, int threads) {
     for (int i = 0; i < N; i++)
         labels[i] = i % K;
     make_params(&c->mp, RAM_CORE_LSTM, RAM_GLIMPSE_ADDITIVE);
+    if (with_dram) {
+        c->mp.form = RAM_GLIMPSE_MULTIPLICATIVE;
+        c->mp.core_layers = 2;
+        c->mp.upper_core = RAM_CORE_LSTM;
+        c->mp.context = 4;
+    }
     ram_policy_params_init(&c->pp);
     ram_trainer_params_init(&c->tp);
     c->tp.max_batch = N;
@@ -440,6 +450,32 @@ START_TEST(test_oom_session) {
 }
 END_TEST
 
+/* DRAM's model: creating, loading and a whole session fail cleanly at
+ * every allocation, and steps allocate nothing. */
+START_TEST(test_oom_dram) {
+    with_dram = true;
+    ctx c;
+    fixture(&c, 2);
+    const op ops[] = {
+        {"model_create (DRAM)", run_model_create, release_made, made_nothing, &c},
+        {"state_create (DRAM)", run_state_create, release_made, made_nothing, &c},
+        {"state_create_threads (DRAM)", run_state_create_threads, release_made, made_nothing, &c},
+        {"trainer_create (DRAM)", run_trainer_create, release_made, made_nothing, &c},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        ck_assert_int_gt(sweep(&ops[i]), 0);
+    ck_assert_int_eq(ram_model_save(c.m, c.path), RAM_OK);
+    const op load = {"model_load (DRAM)", run_model_load, release_made, made_nothing, &c};
+    ck_assert_int_gt(sweep(&load), 0);
+    const op train = {"train_batch + evaluate (DRAM)", run_train, release_nothing, NULL, &c};
+    ck_assert_int_eq(sweep(&train), 0);
+    const op session = {"session (DRAM)", run_session, release_nothing, no_temps_ctx, &c};
+    ck_assert_int_gt(sweep(&session), 10);
+    unfixture(&c);
+    with_dram = false;
+}
+END_TEST
+
 static Suite *oom_suite(void) {
     Suite *s = suite_create("oom");
     TCase *tc = tcase_create("oom");
@@ -448,6 +484,7 @@ static Suite *oom_suite(void) {
     tcase_add_test(tc, test_oom_files);
     tcase_add_test(tc, test_oom_steps);
     tcase_add_test(tc, test_oom_session);
+    tcase_add_test(tc, test_oom_dram);
     suite_add_tcase(s, tc);
     return s;
 }

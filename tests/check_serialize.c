@@ -406,8 +406,8 @@ static void write_claimed_model(const char *path, const ram_model_params *p, siz
     ram_buf_u64(&c, p->seed);
     ram_file_chunk(&file, RAM_TAG('A', 'R', 'C', 'H'), &c);
     c.len = 0;
-    ram_buf_u32(&c, RAM_T_COUNT);
-    for (int i = 0; i < RAM_T_COUNT; i++) {
+    ram_buf_u32(&c, RAM_T_V1_COUNT);
+    for (int i = 0; i < RAM_T_V1_COUNT; i++) {
         ram_buf_u32(&c, (uint32_t)layout.t[i].rows);
         ram_buf_u32(&c, (uint32_t)layout.t[i].cols);
     }

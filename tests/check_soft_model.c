@@ -34,8 +34,16 @@ static float urand(void) { /* [0, 1) */
     return (float)(lcg >> 40) / (float)(1 << 24);
 }
 
-static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc_bound bound,
-                  float range_pixels) {
+/* DRAM's parts, for setup(): none, or these core layers, upper cell and
+ * context side. */
+typedef struct dram_parts {
+    int layers;
+    ram_core_type upper;
+    int context;
+} dram_parts;
+
+static void setup_dram(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc_bound bound,
+                       float range_pixels, dram_parts d) {
     lcg = 12345;
     ram_model_params p;
     ram_model_params_init(&p);
@@ -49,9 +57,14 @@ static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc
     p.form = form;
     p.glimpse_hidden = 5;
     p.loc_hidden = 4;
-    p.glimpse_out = 6;
+    /* The multiplicative form's g is nonzero where both ReLU factors are,
+     * about a quarter of its units: a wider g keeps some alive. */
+    p.glimpse_out = form == RAM_GLIMPSE_MULTIPLICATIVE ? 16 : 6;
     p.core_hidden = 7;
     p.core = core;
+    p.core_layers = d.layers ? d.layers : 1;
+    p.upper_core = d.upper;
+    p.context = d.context;
     p.glimpses = 3;
     p.classes = 4;
     p.bound = bound;
@@ -83,6 +96,11 @@ static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc
         f->eps[i] = i % 7 == 3 ? 9.0f : 2 * urand() - 1;
     f->std = 0.3f;
     f->coef = NULL;
+}
+
+static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc_bound bound,
+                  float range_pixels) {
+    setup_dram(f, form, core, bound, range_pixels, (dram_parts){1, RAM_CORE_RNN, 0});
 }
 
 static void teardown(fixture *f) {
@@ -170,12 +188,18 @@ static const struct {
     ram_core_type core;
     ram_loc_bound bound;
     float range; /* loc_range_pixels: 0 (the image's edge) or another frame */
+    dram_parts dram;
 } configs[] = {
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 0.0f},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 7.0f},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 0.0f},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 7.0f},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 0.0f},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 0}},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 7.0f, {1, RAM_CORE_RNN, 0}},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 0}},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 7.0f, {1, RAM_CORE_RNN, 0}},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 0.0f, {1, RAM_CORE_RNN, 0}},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 7.0f, {1, RAM_CORE_RNN, 0}},
+    /* DRAM's core and context: the locations, and so the loss, depend on them */
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 7.0f, {2, RAM_CORE_RNN, 0}},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 7.0f, {2, RAM_CORE_LSTM, 4}},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 5}},
 };
 enum { N_CONFIGS = sizeof configs / sizeof *configs };
 
@@ -184,7 +208,8 @@ enum { N_CONFIGS = sizeof configs / sizeof *configs };
  * through the sampler included. */
 START_TEST(mean_locations_gradient) {
     fixture f;
-    setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound, configs[_i].range);
+    setup_dram(&f, configs[_i].form, configs[_i].core, configs[_i].bound, configs[_i].range,
+               configs[_i].dram);
     analytic(&f, RAM_LOC_MEAN);
     double norm;
     const double rel = compare(&f, RAM_LOC_MEAN, NULL, &norm);
@@ -205,7 +230,8 @@ END_TEST
  * gradient where a sample is held at +-1). */
 START_TEST(sampled_locations_gradient) {
     fixture f;
-    setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound, configs[_i].range);
+    setup_dram(&f, configs[_i].form, configs[_i].core, configs[_i].bound, configs[_i].range,
+               configs[_i].dram);
     analytic(&f, RAM_LOC_SAMPLE);
     int held = 0;
     for (int k = 0; k < f.m->p.glimpses * N * 2; k++)
@@ -223,7 +249,8 @@ END_TEST
  * earlier glimpses, and so the earlier locations through the sampler. */
 START_TEST(mean_term_gradient) {
     fixture f;
-    setup(&f, configs[_i].form, configs[_i].core, configs[_i].bound, configs[_i].range);
+    setup_dram(&f, configs[_i].form, configs[_i].core, configs[_i].bound, configs[_i].range,
+               configs[_i].dram);
     const int T = f.m->p.glimpses;
     float *c = malloc(sizeof(float) * T * N * 2);
     for (int i = 0; i < T * N * 2; i++)

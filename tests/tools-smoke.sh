@@ -225,6 +225,32 @@ by="$(sed -n 's/.*"on_digit_by_glimpse": \[\([0-9., ]*\)\].*/\1/p' <<<"$json" | 
 [ "$by" = "$found,$found,$found" ] || fail "glimpses 1..3 on the digit at the centre: $json"
 "$bin/ram-eval" --model "$tmp/t.ram" --data "$tmp/data" --dataset translated60 |
     grep -q "^on digit: *a glimpse on the digit in" || fail "ram-eval: no on-digit line"
+# DRAM on pairs100: two labels (the digits), two core layers, a context and
+# the multiplicative form; ram-eval scores it on pairs100 and sum100 with the
+# digit error, and refuses it on a one-digit set; --objects 2 is refused where
+# the images hold one digit.  (The checkpoint is the model evaluated: one
+# epoch on these few images may leave every validation pair wrong, and
+# --out then unwritten.)
+"${train[@]}" --epochs 1 --dataset pairs100 --objects 2 --glimpses 4 --core-layers 2 \
+    --upper-core lstm --context 6 --glimpse-form mul --reward all-correct --out "$tmp/d.ram" \
+    2>"$tmp/d.txt" || fail "ram-train DRAM pairs100: $(cat "$tmp/d.txt")"
+for set in pairs100 sum100; do
+    json="$("$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset $set --json)" ||
+        fail "ram-eval DRAM $set"
+    case "$json" in *'"n": 100'*'"objects": 2, "object_error": '*) ;; *) fail "DRAM $set json: $json" ;; esac
+done
+if "$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset cluttered100 \
+    2>"$tmp/d.txt"; then
+    fail "a two-object model evaluated on cluttered100"
+fi
+grep -q "pairs100 or sum100" "$tmp/d.txt" || fail "DRAM on cluttered100: no clear message: $(cat "$tmp/d.txt")"
+"$bin/ram-glimpses" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset pairs100 --count 2 \
+    --out "$tmp/d.png" >"$tmp/d.txt" 2>&1 || fail "ram-glimpses DRAM: $(cat "$tmp/d.txt")"
+[ -s "$tmp/d.png" ] || fail "ram-glimpses DRAM: no figure"
+if "${train[@]}" --epochs 1 --objects 2 --glimpses 4 --out "$tmp/d2.ram" 2>"$tmp/d.txt"; then
+    fail "--objects 2 accepted on mnist"
+fi
+grep -q "has 1 digit per image" "$tmp/d.txt" || fail "--objects 2 on mnist: $(cat "$tmp/d.txt")"
 # --no-clutter: a cluttered set's digits alone (said in the JSON); refused
 # where there is no clutter.
 json="$("$bin/ram-eval" --model "$tmp/t.ram" --data "$tmp/data" --dataset cluttered60 \

@@ -22,7 +22,10 @@ static const tool_info tool = {
     "its class (the model's class name, or its number when the model has none) and the "
     "probability, tab-separated; with --top K the K likeliest classes, each with its "
     "probability; with --locations the glimpse locations as x,y pairs in the retina's [-1, 1] "
-    "frame.  --json prints one JSON object per image instead.  Each image is fitted to the "
+    "frame.  A model of several objects (ram-train --objects) prints its label sequence instead "
+    "of the top classes: each label, in the order emitted, with its probability (JSON: labels, "
+    "classes, probabilities).  --json prints one JSON object per image instead.  Each image is "
+    "fitted to the "
     "model's canvas by the rule stored in the model (ram-train --fit).  A file that cannot be "
     "read is named on stderr, the others are classified, and the exit status is 1."};
 
@@ -37,7 +40,8 @@ typedef struct classifier {
     ram_model_params mp;
     ram_state *st;
     float *canvas, *probs, *locs;
-    int *order; /* classes by probability */
+    int *order;  /* classes by probability */
+    int *labels; /* objects > 1: the label sequence (probs: objects x classes) */
 } classifier;
 
 static int parse(int argc, char **argv, options *o, int *first_file) {
@@ -69,10 +73,16 @@ static int open_model(classifier *c) {
     }
     const size_t canvas = (size_t)c->mp.channels * c->mp.height * c->mp.width;
     c->canvas = malloc(sizeof *c->canvas * canvas);
-    c->probs = malloc(sizeof *c->probs * (size_t)c->mp.classes);
+    c->probs = malloc(sizeof *c->probs * (size_t)c->mp.classes * (size_t)c->mp.objects);
+    c->labels = malloc(sizeof *c->labels * (size_t)c->mp.objects);
     c->locs = malloc(sizeof *c->locs * 2 * (size_t)c->mp.glimpses);
     c->order = malloc(sizeof *c->order * (size_t)c->mp.classes);
-    if (c->canvas && c->probs && c->locs && c->order) return 0;
+    if (c->o->top > 1 && c->mp.objects > 1) {
+        fprintf(stderr, "ram-classify: %s names %d objects per image: --top is for one\n",
+                c->o->model, c->mp.objects);
+        return -1;
+    }
+    if (c->canvas && c->probs && c->locs && c->order && c->labels) return 0;
     fprintf(stderr, "ram-classify: out of memory\n");
     return -1;
 }
@@ -97,10 +107,16 @@ static void rank(classifier *c) {
 
 static void print_text(const classifier *c, const char *path, int top) {
     char buf[16];
+    const int K = c->mp.classes;
     fputs(path, stdout);
-    for (int i = 0; i < top; i++)
-        printf("\t%s\t%.4f", class_name(c, c->order[i], buf, sizeof buf),
-               (double)c->probs[c->order[i]]);
+    if (c->mp.objects > 1)
+        for (int s = 0; s < c->mp.objects; s++)
+            printf("\t%s\t%.4f", class_name(c, c->labels[s], buf, sizeof buf),
+                   (double)c->probs[s * K + c->labels[s]]);
+    else
+        for (int i = 0; i < top; i++)
+            printf("\t%s\t%.4f", class_name(c, c->order[i], buf, sizeof buf),
+                   (double)c->probs[c->order[i]]);
     if (c->o->locations) {
         putchar('\t');
         for (int g = 0; g < c->mp.glimpses; g++)
@@ -113,9 +129,27 @@ static void print_json(const classifier *c, const char *path, int top) {
     char buf[16];
     printf("{\"file\": ");
     json_string(stdout, path);
-    printf(", \"label\": %d, \"class\": ", c->order[0]);
-    json_string(stdout, class_name(c, c->order[0], buf, sizeof buf));
-    printf(", \"probability\": %.6f", (double)c->probs[c->order[0]]);
+    if (c->mp.objects > 1) {
+        const int S = c->mp.objects, K = c->mp.classes;
+        printf(", \"labels\": [");
+        for (int s = 0; s < S; s++)
+            printf("%s%d", s ? ", " : "", c->labels[s]);
+        printf("], \"classes\": [");
+        for (int s = 0; s < S; s++) {
+            printf("%s", s ? ", " : "");
+            json_string(stdout, class_name(c, c->labels[s], buf, sizeof buf));
+        }
+        printf("], \"probabilities\": [");
+        for (int s = 0; s < S; s++)
+            printf("%s%.6f", s ? ", " : "", (double)c->probs[s * K + c->labels[s]]);
+        printf("]");
+        top = 0; /* no "label" nor "top" */
+    }
+    if (top > 0) printf(", \"label\": %d, \"class\": ", c->order[0]);
+    if (top > 0) {
+        json_string(stdout, class_name(c, c->order[0], buf, sizeof buf));
+        printf(", \"probability\": %.6f", (double)c->probs[c->order[0]]);
+    }
     if (top > 1) {
         printf(", \"top\": [");
         for (int i = 0; i < top; i++) {
@@ -147,7 +181,10 @@ static int classify(classifier *c, const char *path) {
     ram_status s = ram_image_fit(c->model, img.px, img.c, img.h, img.w, c->canvas, canvas);
     image_free(&img);
     int label = 0;
-    if (s == RAM_OK)
+    if (s == RAM_OK && c->mp.objects > 1)
+        s = ram_model_classify_seq(c->model, c->st, c->canvas, 1, RAM_LOCS_MEAN, NULL, c->labels,
+                                   c->probs, c->locs);
+    else if (s == RAM_OK)
         s = ram_model_classify(c->model, c->st, c->canvas, 1, &label, c->probs, c->locs);
     if (s != RAM_OK) {
         fprintf(stderr, "ram-classify: %s: %s (%s)\n", path, ram_last_error(),
@@ -184,5 +221,6 @@ int main(int argc, char **argv) {
     free(c.probs);
     free(c.locs);
     free(c.order);
+    free(c.labels);
     return rc;
 }

@@ -34,7 +34,9 @@ static const tool_info tool = {
     "images whose glimpse 1, 2, ... was on the digit (JSON: found, found_wrong, "
     "glimpses_on_digit, on_digit_by_glimpse; on pairs100 and sum100, on either digit).  On "
     "pairs100 also the digit error: the share of the two digits of each image that the "
-    "predicted pair gets wrong (JSON: object_error)."};
+    "predicted pair gets wrong (JSON: object_error).  A model of two objects (ram-train "
+    "--objects 2) names the two digits; on pairs100 they are scored as an unordered pair, on "
+    "sum100 by their sum, and the digit error (object_error) is then reported on both."};
 
 static const int precision_values[] = {RAM_PRECISION_FLOAT, RAM_PRECISION_HALF};
 
@@ -91,6 +93,8 @@ typedef struct job {
     const testset *set;  /* an image folder's images are converted per batch */
     const float *images; /* the images, or the 28 x 28 digits to place */
     int *pred;
+    int objects;        /* the model's labels per image: 1, or 2 digits (mapped into pred) */
+    int *digits;        /* objects > 1: n x objects predicted digits */
     uint64_t *on_digit; /* placed sets: per image, bit g set if glimpse g hit the digit */
     int n, batch, pixels, side, glimpses, patch;
     dataset_kind dataset;
@@ -162,11 +166,24 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
     /* Reseed per batch, not per thread, so the result depends on the seed
      * and batch size but not on how many threads ran. */
     if (pol) ram_policy_seed(pol, j->seed + (uint64_t)b * 0x9E3779B97F4A7C15ull);
-    ram_status s =
-        testset_classify(j->model, st, j->source, pol, img, count, j->pred + first, NULL, locs);
-    if (s != RAM_OK)
-        return job_fail(
-            j, s, j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
+    if (j->objects > 1) {
+        /* The two digits, as the set's class: the unordered pair's (none for
+         * a digit named twice), or the sum. */
+        int *d = j->digits + (size_t)first * j->objects;
+        ram_status s =
+            ram_model_classify_seq(j->model, st, img, count, j->source, pol, d, NULL, locs);
+        if (s != RAM_OK) return job_fail(j, s, "ram_model_classify_seq");
+        for (int i = 0; i < count; i++)
+            j->pred[first + i] = j->dataset == DATASET_SUM100
+                                     ? d[2 * i] + d[2 * i + 1]
+                                     : dataset_pair_class(d[2 * i], d[2 * i + 1]);
+    } else {
+        ram_status s =
+            testset_classify(j->model, st, j->source, pol, img, count, j->pred + first, NULL, locs);
+        if (s != RAM_OK)
+            return job_fail(
+                j, s, j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
+    }
     for (int i = 0; locs && j->dataset != DATASET_MNIST && i < count; i++)
         j->on_digit[first + i] =
             glimpses_on_digit(j, first + i, locs + (size_t)i * (size_t)j->glimpses * 2);
@@ -211,15 +228,17 @@ done:
 /* What the run found, over all images. */
 typedef struct result {
     long errors, found, found_wrong, on_total, by_glimpse[64];
-    long digits_wrong; /* pairs100: digits of the true pairs the predictions miss */
-    long *confusion;   /* classes x classes */
+    long digits_wrong;    /* pairs100: digits of the true pairs the predictions miss */
+    int objects_reported; /* the digit error is reported (pairs100, or two objects) */
+    int classes;          /* the set's classes: the model's, or a two-digit set's */
+    long *confusion;      /* classes x classes */
     double error, seconds;
 } result;
 
 /* Classify the set with `threads` workers (none for one); fills pred and
  * on_digit.  0, or -1 with the reason on stderr. */
-static int classify_all(const options *o, const testset *s, int n, int *pred, uint64_t *on_digit,
-                        double *seconds) {
+static int classify_all(const options *o, const testset *s, int n, int *pred, int *digits,
+                        uint64_t *on_digit, double *seconds) {
     int nbatches = (n + o->batch - 1) / o->batch;
     int nthreads = o->threads < nbatches ? o->threads : nbatches;
     job *jobs = calloc((size_t)nthreads, sizeof *jobs);
@@ -236,6 +255,8 @@ static int classify_all(const options *o, const testset *s, int n, int *pred, ui
                   .set = s,
                   .images = s->images,
                   .pred = pred,
+                  .objects = s->mp.objects,
+                  .digits = digits,
                   .on_digit = on_digit,
                   .n = n,
                   .batch = o->batch,
@@ -292,17 +313,32 @@ static int pair_digits_wrong(int pred, int truth) {
 /* The error and confusion matrix and, for the placed sets (the digit's box
  * is known), where the glimpses went: images with a glimpse on the digit,
  * overall and among the wrong ones, and glimpses on the digit per image. */
-static void summarise(const options *o, const testset *s, int n, const int *pred,
+/* The same for a model that names the two digits d[0], d[1] of image k:
+ * how many of its true digits they miss (a digit named twice finds one). */
+static int digits_missed(const testset *s, int dataset, int k, const int *d) {
+    int truth[2];
+    if (dataset_digit_labels((dataset_kind)dataset, s->digit_labels, s->n, k, s->seed, truth) != 2)
+        return 2;
+    const int first = d[0] == truth[0] || d[0] == truth[1];
+    const int second = d[1] != d[0] && (d[1] == truth[0] || d[1] == truth[1]);
+    return 2 - first - second;
+}
+
+static void summarise(const options *o, const testset *s, int n, const int *pred, const int *digits,
                       const uint64_t *on_digit, result *r) {
-    const int classes = s->mp.classes;
+    const int classes = r->classes;
     for (int i = 0; i < n; i++) {
         r->errors += pred[i] != s->labels[i];
         if (pred[i] >= 0 && pred[i] < classes)
             r->confusion[(size_t)s->labels[i] * (size_t)classes + (size_t)pred[i]]++;
     }
     r->error = (double)r->errors / n;
-    for (int i = 0; o->set.dataset == DATASET_PAIRS100 && i < n; i++)
-        r->digits_wrong += pair_digits_wrong(pred[i], s->labels[i]);
+    if (s->mp.objects > 1)
+        for (int i = 0; i < n; i++)
+            r->digits_wrong += digits_missed(s, o->set.dataset, i, digits + (size_t)i * 2);
+    else
+        for (int i = 0; o->set.dataset == DATASET_PAIRS100 && i < n; i++)
+            r->digits_wrong += pair_digits_wrong(pred[i], s->labels[i]);
     for (int i = 0; o->set.dataset != DATASET_MNIST && i < n; i++) {
         r->found += on_digit[i] != 0;
         r->found_wrong += on_digit[i] != 0 && pred[i] != s->labels[i];
@@ -323,7 +359,8 @@ static void print_json(const options *o, const testset *s, int n, const result *
            s->from_folder ? (o->set.pair_images ? "files" : "folder")
                           : dataset_name((dataset_kind)o->set.dataset));
     json_string(stdout, o->set.model);
-    if (o->set.dataset == DATASET_PAIRS100)
+    if (mp->objects > 1) printf(", \"objects\": %d", mp->objects);
+    if (r->objects_reported)
         printf(", \"object_error\": %.6f, \"digits_wrong\": %ld",
                (double)r->digits_wrong / (2.0 * n), r->digits_wrong);
     printf(", \"sensor\": \"%s\"", mp->sensor == RAM_SENSOR_SOFT ? "soft" : "hard");
@@ -380,18 +417,18 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
     if (o->set.source == RAM_LOCS_SAMPLED || o->set.source == RAM_LOCS_RANDOM)
         printf(" (seed %llu)", (unsigned long long)o->set.seed);
     printf("\ntest error: %.2f%% (%ld / %d wrong)\n", 100.0 * r->error, r->errors, n);
-    if (o->set.dataset == DATASET_PAIRS100)
+    if (r->objects_reported)
         printf("digit error: %.2f%% (%ld / %d digits wrong)\n", 100.0 * r->digits_wrong / (2.0 * n),
                r->digits_wrong, 2 * n);
     if (o->set.dataset != DATASET_MNIST) print_on_digit(s, n, r);
     printf("\nconfusion matrix (rows: true label, columns: predicted)\n      ");
-    for (int c = 0; c < mp->classes; c++)
+    for (int c = 0; c < r->classes; c++)
         printf("%6d", c);
     printf("\n");
-    for (int row = 0; row < mp->classes; row++) {
+    for (int row = 0; row < r->classes; row++) {
         printf("%6d", row);
-        for (int c = 0; c < mp->classes; c++)
-            printf("%6ld", r->confusion[(size_t)row * (size_t)mp->classes + (size_t)c]);
+        for (int c = 0; c < r->classes; c++)
+            printf("%6ld", r->confusion[(size_t)row * (size_t)r->classes + (size_t)c]);
         printf("\n");
     }
     printf("\ntime:       %.3f s (%.0f images/s, %d thread%s, batch %d)\n", r->seconds,
@@ -402,21 +439,37 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
 static int evaluate(const options *o, const testset *s) {
     int n = s->n, rc = TOOL_FAILED;
     if (o->limit > 0 && o->limit < n) n = o->limit;
+    const int two = s->mp.objects > 1;
+    result r = {0};
+    r.classes = s->mp.classes;
+    if (two) {
+        const int set = o->set.dataset;
+        if (s->from_folder || (set != DATASET_PAIRS100 && set != DATASET_SUM100) ||
+            s->mp.objects != 2 || s->mp.classes != 10) {
+            fprintf(stderr,
+                    "ram-eval: %s names %d objects of %d classes per image: it is evaluated on "
+                    "--dataset pairs100 or sum100 (two digits, 10 classes)\n",
+                    o->set.model, s->mp.objects, s->mp.classes);
+            return TOOL_FAILED;
+        }
+        r.classes = dataset_classes((dataset_kind)set);
+    }
+    r.objects_reported = two || o->set.dataset == DATASET_PAIRS100;
     for (int i = 0; i < n; i++) {
-        if (s->labels[i] >= s->mp.classes) {
+        if (s->labels[i] >= r.classes) {
             fprintf(stderr, "ram-eval: label %d of image %d but the model has %d classes\n",
                     s->labels[i], i, s->mp.classes);
             return TOOL_FAILED;
         }
     }
-    result r = {0};
     int *pred = malloc((size_t)n * sizeof *pred);
+    int *digits = two ? malloc((size_t)n * 2 * sizeof *digits) : NULL;
     uint64_t *on_digit = calloc((size_t)n, sizeof *on_digit);
-    r.confusion = calloc((size_t)s->mp.classes * (size_t)s->mp.classes, sizeof *r.confusion);
-    if (!pred || !on_digit || !r.confusion) {
+    r.confusion = calloc((size_t)r.classes * (size_t)r.classes, sizeof *r.confusion);
+    if (!pred || !on_digit || !r.confusion || (two && !digits)) {
         fprintf(stderr, "ram-eval: out of memory\n");
-    } else if (!classify_all(o, s, n, pred, on_digit, &r.seconds)) {
-        summarise(o, s, n, pred, on_digit, &r);
+    } else if (!classify_all(o, s, n, pred, digits, on_digit, &r.seconds)) {
+        summarise(o, s, n, pred, digits, on_digit, &r);
         const int nbatches = (n + o->batch - 1) / o->batch;
         if (o->json)
             print_json(o, s, n, &r);
@@ -429,6 +482,7 @@ static int evaluate(const options *o, const testset *s) {
     }
     free(r.confusion);
     free(on_digit);
+    free(digits);
     free(pred);
     return rc;
 }

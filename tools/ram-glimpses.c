@@ -27,7 +27,10 @@ static const tool_info tool = {"ram-glimpses", "draw where a Recurrent Attention
                                "--model FILE --data DIR --out FILE.png [options]",
                                "Draw the glimpses a model takes on MNIST test digits: one row per "
                                "digit, the digit with every glimpse's squares, one tile per step "
-                               "with what the retina saw, and the predicted and true labels."};
+                               "with what the retina saw, and the predicted and true labels.  "
+                               "For a model of two objects on pairs100 or sum100 the tile of "
+                               "the glimpse after which a label is emitted carries it (OUT 7), "
+                               "and PRED is the pair (or sum) the two labels make."};
 
 typedef struct options {
     testset_options set;
@@ -70,6 +73,12 @@ typedef struct figure {
     const float *locs;    /* rows x steps x 2 */
     const float *glimpse; /* rows x steps x depth x patch x patch */
     const int *index;     /* rows: index in the data set */
+    /* A model of several objects: labels per image, glimpses between them,
+     * and each row's labels (rows x objects; probs is then rows x objects x
+     * classes, pred the set's class they make). */
+    int objects, emit;
+    const int *digits;
+    int dataset; /* then pairs100 or sum100: TRUE is its class's name ("2-7", "9") */
 } figure;
 
 /* Where the parts of the figure go, in display pixels. */
@@ -123,7 +132,8 @@ static void lay_out(const figure *fg, layout *L) {
     L->header_h = 7 * HEADER_SIZE + 12;
     L->tiles_x = MARGIN + L->PW + GAP;
     L->label_x = L->tiles_x + fg->steps * (L->tile + TILE_GAP) - TILE_GAP + GAP;
-    L->width = (long)L->label_x + text_width("PRED 0", LABEL_SIZE) + 8 + MARGIN;
+    L->width = (long)L->label_x + text_width(fg->objects > 1 ? "PRED 0 0" : "PRED 0", LABEL_SIZE) +
+               8 + MARGIN;
     L->height = (long)MARGIN + L->header_h + (long)fg->rows * L->row_h - GAP + MARGIN;
 }
 
@@ -232,6 +242,12 @@ static void draw_tile(const figure *fg, const layout *L, canvas *c, int r, int t
         draw_box(c, tx + m - hs, ty + m - hs, tx + m + hs, ty + m + hs, 1.0f, palette_colour(t));
     }
     draw_box(c, tx - 1.0f, ty - 1.0f, tx + tile + 1.0f, ty + tile + 1.0f, 2.0f, palette_colour(t));
+    if (fg->objects > 1 && (t + 1) % fg->emit == 0) { /* the label emitted after this glimpse */
+        char s[32];
+        snprintf(s, sizeof s, "OUT %d",
+                 fg->digits[(size_t)r * fg->objects + (t + 1) / fg->emit - 1]);
+        draw_text(c, tx, ty + tile + 4, s, 1, palette_colour(t), 0, WHITE);
+    }
 }
 
 /* Row r's labels: prediction (green if right, red if wrong), truth,
@@ -240,11 +256,28 @@ static void draw_labels(const figure *fg, const layout *L, canvas *c, int r, int
     char s[32];
     const int ly = top + (L->row_h - GAP) / 2 - (3 * 7 * LABEL_SIZE + 2 * 6) / 2;
     const int ok = fg->pred[r] == fg->truth[r];
-    snprintf(s, sizeof s, "PRED %d", fg->pred[r]);
+    if (fg->objects > 1) { /* the labels as emitted, and the set's class */
+        const int *d = fg->digits + (size_t)r * fg->objects;
+        snprintf(s, sizeof s, "PRED %d %d", d[0], d[1]);
+    } else {
+        snprintf(s, sizeof s, "PRED %d", fg->pred[r]);
+    }
     draw_text(c, L->label_x, ly, s, LABEL_SIZE, ok ? GOOD : BAD, 0, WHITE);
-    snprintf(s, sizeof s, "TRUE %d", fg->truth[r]);
+    const char *name =
+        fg->objects > 1 ? dataset_class_name((dataset_kind)fg->dataset, fg->truth[r]) : NULL;
+    if (name)
+        snprintf(s, sizeof s, "TRUE %s", name);
+    else
+        snprintf(s, sizeof s, "TRUE %d", fg->truth[r]);
     draw_text(c, L->label_x, ly + 7 * LABEL_SIZE + 6, s, LABEL_SIZE, BLACK, 0, WHITE);
-    float p = fg->probs[(size_t)r * (size_t)fg->classes + (size_t)fg->pred[r]];
+    float p = 1.0f; /* several objects: the product of their labels' probabilities */
+    if (fg->objects > 1)
+        for (int o = 0; o < fg->objects; o++) {
+            const size_t at = (size_t)r * fg->objects + o;
+            p *= fg->probs[at * (size_t)fg->classes + (size_t)fg->digits[at]];
+        }
+    else
+        p = fg->probs[(size_t)r * (size_t)fg->classes + (size_t)fg->pred[r]];
     snprintf(s, sizeof s, "P=%.2f", p);
     draw_text(c, L->label_x, ly + 2 * (7 * LABEL_SIZE + 6), s, 1, DARK, 0, WHITE);
     snprintf(s, sizeof s, "#%d", fg->index[r]);
@@ -283,7 +316,27 @@ typedef struct rows {
     int count, cap, n; /* n: rows chosen */
     float *sel, *probs, *locs, *glimpses, *batch;
     int *truth, *pred, *index;
+    int *digits; /* a model of several objects: its labels, cap x objects */
 } rows;
+
+/* Classify k images: the set's class of each into pred, and probs and locs
+ * (either may be NULL).  A model of two objects (the digits) gives the
+ * class they make: the unordered pair (pairs100) or the sum (sum100). */
+static ram_status classify_rows(const options *o, rows *w, const float *images, int k, float *probs,
+                                float *locs) {
+    const int S = w->set.mp.objects;
+    if (S == 1)
+        return testset_classify(w->set.model, w->st, o->set.source, w->pol, images, k, w->pred,
+                                probs, locs);
+    ram_status s =
+        ram_model_classify_seq(w->set.model, w->st, images, k, (ram_loc_source)o->set.source,
+                               w->pol, w->digits, probs, locs);
+    for (int i = 0; s == RAM_OK && i < k; i++) {
+        const int a = w->digits[2 * i], b = w->digits[2 * i + 1];
+        w->pred[i] = o->set.dataset == DATASET_SUM100 ? a + b : dataset_pair_class(a, b);
+    }
+    return s;
+}
 
 /* Images first..first+count-1 of the set into out; a placed set's are made
  * only for the images needed (the whole cluttered100 test set would take
@@ -314,10 +367,12 @@ static int allocate(const options *o, rows *w) {
     w->truth = malloc((size_t)w->cap * sizeof *w->truth);
     w->pred = malloc((size_t)w->cap * sizeof *w->pred);
     w->index = malloc((size_t)w->count * sizeof *w->index);
-    w->probs = malloc((size_t)w->cap * (size_t)C * sizeof *w->probs);
+    const int S = w->set.mp.objects;
+    w->probs = malloc((size_t)w->cap * (size_t)C * (size_t)S * sizeof *w->probs);
+    w->digits = malloc((size_t)w->cap * (size_t)S * sizeof *w->digits);
     w->locs = malloc((size_t)w->cap * (size_t)T * 2 * sizeof *w->locs);
     if (o->errors_only) w->batch = malloc((size_t)chunk * w->pixels * sizeof *w->batch);
-    if (!w->sel || !w->truth || !w->pred || !w->index || !w->probs || !w->locs ||
+    if (!w->sel || !w->truth || !w->pred || !w->index || !w->probs || !w->locs || !w->digits ||
         (o->errors_only && !w->batch)) {
         fprintf(stderr, "ram-glimpses: out of memory\n");
         return -1;
@@ -338,8 +393,7 @@ static int pick(const options *o, rows *w) {
     for (int b = o->first; b < n && w->n < w->count; b += chunk) {
         int k = n - b < chunk ? n - b : chunk;
         if (fetch(o, w, b, k, w->batch)) return -1;
-        ram_status s = testset_classify(w->set.model, w->st, o->set.source, w->pol, w->batch, k,
-                                        w->pred, NULL, NULL);
+        ram_status s = classify_rows(o, w, w->batch, k, NULL, NULL);
         if (s != RAM_OK) {
             report("classify", s);
             return -1;
@@ -364,8 +418,7 @@ static int look(const options *o, rows *w) {
     }
     if (w->pol)
         ram_policy_seed(w->pol, o->set.seed); /* the figure does not depend on --errors' search */
-    ram_status s = testset_classify(w->set.model, w->st, o->set.source, w->pol, w->sel, w->n,
-                                    w->pred, w->probs, w->locs);
+    ram_status s = classify_rows(o, w, w->sel, w->n, w->probs, w->locs);
     if (s != RAM_OK) {
         report("classify", s);
         return -1;
@@ -408,7 +461,11 @@ static int draw(const options *o, const rows *w) {
                  .probs = w->probs,
                  .locs = w->locs,
                  .glimpse = w->glimpses,
-                 .index = w->index};
+                 .index = w->index,
+                 .objects = mp->objects,
+                 .emit = mp->emit_every,
+                 .digits = w->digits,
+                 .dataset = o->set.dataset};
     /* The sensor's square sides: round(patch * scale^k), as documented. */
     float side = (float)mp->glimpse.patch;
     for (int k = 0; k < mp->glimpse.depth; k++, side *= mp->glimpse.scale)
@@ -441,6 +498,15 @@ static int run(const options *o, rows *w) {
                 mp->glimpses, mp->glimpse.depth);
         return -1;
     }
+    if (mp->objects > 1 &&
+        (w->set.from_folder || mp->objects != 2 ||
+         (o->set.dataset != DATASET_PAIRS100 && o->set.dataset != DATASET_SUM100))) {
+        fprintf(stderr,
+                "ram-glimpses: %s names %d objects per image: it is drawn on --dataset pairs100 "
+                "or sum100 (two digits)\n",
+                o->set.model, mp->objects);
+        return -1;
+    }
     if (w->set.c != 1) {
         fprintf(stderr, "ram-glimpses: %s takes %d-channel images; it draws grey ones only\n",
                 o->set.model, w->set.c);
@@ -469,6 +535,7 @@ int main(int argc, char **argv) {
     free(w.index);
     free(w.pred);
     free(w.truth);
+    free(w.digits);
     free(w.sel);
     ram_glimpse_free(w.g);
     ram_policy_free(w.pol);

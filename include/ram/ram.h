@@ -231,7 +231,11 @@ typedef enum ram_glimpse_form {
     /** g = ReLU(Linear([h_g; h_l])): Torch's form, one matrix over the
      *  concatenation and one bias.  Same function family as ADDITIVE; the
      *  parameterisation (and so the initialisation) differs. */
-    RAM_GLIMPSE_CONCAT = 1
+    RAM_GLIMPSE_CONCAT = 1,
+    /** g = ReLU(Linear(h_g)) (.) ReLU(Linear(h_l)), elementwise: DRAM's form
+     *  (Ba et al. 2015), "what" gated by "where".  The weights are those of
+     *  ADDITIVE (two matrices with a bias each). */
+    RAM_GLIMPSE_MULTIPLICATIVE = 2
 } ram_glimpse_form;
 
 /** The recurrent core. */
@@ -277,6 +281,35 @@ typedef struct ram_model_params {
      *  network (ram_policy_params.soft_training).  Stored in the model file;
      *  a file without it is HARD. */
     ram_sensor sensor;
+    /** Layers of the recurrent core: 1 (RAM) or 2 (DRAM, Ba et al. 2015).
+     *  With 2, the lower layer r1 reads g and feeds the classifier, as the
+     *  single layer does; the upper layer r2 (core_hidden units too) reads
+     *  r1 at the same step and feeds the location network and the
+     *  baseline.  (1) */
+    int core_layers;
+    /** The upper layer's cell when core_layers is 2 (the lower one is
+     *  `core`); ignored with one layer.  (RNN) */
+    ram_core_type upper_core;
+    /** The context network: 0 for none, else the side S (1 to 256) of the
+     *  square to which the whole image is average-pooled (channels x S x
+     *  S values: cell (i, j) is the mean of rows [i H / S, (i + 1) H / S)
+     *  and columns likewise, or the one pixel under its centre where the
+     *  image is smaller than S); a fully connected ReLU layer of
+     *  core_hidden units on that is the initial state of the core's top
+     *  layer (r2, or the single layer), so that the first location already
+     *  depends on the image.  Its cost after the pooling does not depend on
+     *  the image size.  (0) */
+    int context;
+    /** Objects S per image (1 to 64): the classifier (one, shared) emits a
+     *  label after every emit_every glimpses, label s (0-based) from the
+     *  core's state after glimpse (s + 1) * emit_every; training minimises
+     *  the sum of the S cross-entropies (ram_trainer_train_batch_seq()).
+     *  S = 1 is the single label after the last glimpse.  (1) */
+    int objects;
+    /** K, the glimpses between labels: objects * emit_every must equal
+     *  glimpses.  0, the default, means glimpses / objects, set by
+     *  ram_model_create() and reported by ram_model_get_params(). */
+    int emit_every;
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
@@ -338,6 +371,8 @@ RAM_API void ram_state_free(ram_state *s);
  * st: a workspace from ram_state_create() with max_batch >= n.
  * labels: out, n ints (argmax class), or NULL.
  * probs: out, n x classes class probabilities, or NULL.
+ * (A model of several objects, ram_model_params.objects > 1: its last
+ * label; ram_model_classify_seq() gives every one.)
  * locs: out, n x glimpses x 2 locations (x, y) in the *retina's* frame
  *       (the policy's [-1, 1] scaled by loc_range_pixels * 2 / width, and
  *       height for y), as passed to ram_glimpse_extract() on the image; within
@@ -458,6 +493,18 @@ typedef enum ram_soft_training {
     RAM_SOFT_HYBRID = 1
 } ram_soft_training;
 
+/** The REINFORCE reward of a model of S > 1 objects (ram_model_params.objects). */
+typedef enum ram_reward_mode {
+    /** 1 for each correct label: the return at step t is the sum over the
+     *  labels emitted at or after t (label s after step e_s = (s + 1) K - 1,
+     *  0-based) of discount^(e_s - t) [label s correct]; with one object,
+     *  the reward of RAM. */
+    RAM_REWARD_PER_OBJECT = 0,
+    /** 1 when every label is correct: the return at step t is
+     *  discount^(T - 1 - t) [all S correct]. */
+    RAM_REWARD_ALL_CORRECT = 1
+} ram_reward_mode;
+
 /** Location policy and REINFORCE settings (not stored in model files). */
 typedef struct ram_policy_params {
     size_t struct_size; /**< set by ram_policy_params_init() */
@@ -476,6 +523,9 @@ typedef struct ram_policy_params {
      *  ignored for a HARD one, whose locations are always REINFORCE's.
      *  (BACKPROP) */
     ram_soft_training soft_training;
+    /** What a model of several objects is rewarded for (ignored for one):
+     *  (PER_OBJECT) */
+    ram_reward_mode reward;
 } ram_policy_params;
 
 /** Fill `p` with defaults: std, hidden and steps 0 (take the model's), LINEAR
@@ -585,6 +635,8 @@ RAM_API void ram_trainer_free(ram_trainer *t);
  * One optimisation step on n images (n <= max_batch) with integer labels in
  * [0, classes): sample locations, forward, loss = NLL + baseline MSE +
  * REINFORCE, backward through time, clip, update.  `stats` may be NULL.
+ * A model of several objects takes ram_trainer_train_batch_seq() instead
+ * (this function refuses it: INVALID_ARGUMENT).
  * Errors: INVALID_ARGUMENT (shape, label out of range), NUMERIC (a NaN/Inf
  * pixel where a glimpse looked, or a non-finite loss or gradient: the
  * weights are then left unchanged).  As in ram_model_classify(), pixels no
@@ -655,6 +707,43 @@ RAM_API ram_status ram_trainer_load_checkpoint(ram_trainer *t, const char *path,
 RAM_API ram_status ram_trainer_load_checkpoint_memory(ram_trainer *t, const void *data, size_t size,
                                                       void *user, size_t user_cap,
                                                       size_t *user_len);
+
+/* ---- several objects per image (DRAM) ---------------------------------------- */
+
+/**
+ * The S = ram_model_params.objects labels of each of n images, with the
+ * locations taken from `source` as in ram_model_classify_ex().  labels: out,
+ * n x S ints (image i's label s at i * S + s), or NULL; probs: out, n x S x
+ * classes, or NULL; locs: as ram_model_classify()'s, or NULL.  For S = 1
+ * this is ram_model_classify_ex(); for S > 1 that function (and
+ * ram_model_classify()) gives only the last label of each image.  Errors:
+ * as ram_model_classify_ex().
+ */
+RAM_API ram_status ram_model_classify_seq(const ram_model *m, ram_state *st, const float *images,
+                                          int n, ram_loc_source source, ram_policy *pol,
+                                          int *labels, float *probs, float *locs);
+/**
+ * ram_trainer_train_batch() for a model of S objects: labels is n x S (image
+ * i's label s at i * S + s, each in [0, classes)).  The loss is the sum of
+ * the S cross-entropies (their batch means), the REINFORCE reward the
+ * policy's `reward` mode, the baseline fitted to the return of each step.
+ * In `stats`, nll is the sum of the S mean cross-entropies, accuracy the
+ * fraction of labels right, reward the mean final reward (per-object mode:
+ * the number of right labels).  With S = 1 it is ram_trainer_train_batch()
+ * exactly, which refuses models of S > 1 (INVALID_ARGUMENT).  Errors: as
+ * ram_trainer_train_batch().
+ */
+RAM_API ram_status ram_trainer_train_batch_seq(ram_trainer *t, const float *images,
+                                               const int *labels, int n, ram_train_stats *stats);
+/**
+ * ram_trainer_evaluate() for a model of S objects: labels n x S.  *error
+ * (if not NULL) gets the fraction of images with any label wrong, in
+ * order; *object_error (if not NULL) the fraction of labels wrong.
+ * ram_trainer_evaluate() refuses models of S > 1.  Errors: as
+ * ram_trainer_evaluate(), INVALID_ARGUMENT when both outputs are NULL.
+ */
+RAM_API ram_status ram_trainer_evaluate_seq(ram_trainer *t, const float *images, const int *labels,
+                                            int n, double *error, double *object_error);
 
 /* ---- diagnostics ------------------------------------------------------------ */
 

@@ -57,14 +57,16 @@ static void try_checkpoint(const unsigned char *data, size_t size) {
     const size_t np = ram_model_param_count(m);
     ram_train_stats st;
     float *x = calloc(2 * img, sizeof(float));
-    int y[2] = {0, 1};
+    int y[2 * 64]; /* two images' labels, one per object (at most 64), classes >= 2 */
+    for (int i = 0; i < 2 * 64; i++)
+        y[i] = i % 2;
     float *w0 = malloc(sizeof(float) * (np + pol->n_bw + 1));
     ram_model *file_model = NULL;
     if (!x || !w0 || ram_model_load_memory(data, size, &file_model) != RAM_OK)
         fuzz_fail(TARGET, "out of memory or a second load differs");
     for (size_t i = 0; i < 2 * img; i++)
         x[i] = (float)(i % 5) / 4.0f;
-    ram_status s0 = ram_trainer_train_batch(t, x, y, 2, &st);
+    ram_status s0 = ram_trainer_train_batch_seq(t, x, y, 2, &st);
     if (s0 != RAM_OK && s0 != RAM_ERR_NUMERIC) fuzz_fail(TARGET, "a first step failed");
     memcpy(w0, m->w, sizeof(float) * np);
     if (pol->n_bw) memcpy(w0 + np, pol->bw, sizeof(float) * pol->n_bw);
@@ -85,7 +87,7 @@ static void try_checkpoint(const unsigned char *data, size_t size) {
                 memcmp(m->w, file_model->w, sizeof(float) * np) != 0)
                 fuzz_fail(TARGET, "swapping the average back changed the weights");
         }
-        s = ram_trainer_train_batch(t, x, y, 2, &st);
+        s = ram_trainer_train_batch_seq(t, x, y, 2, &st);
         if (s != RAM_OK && s != RAM_ERR_NUMERIC) fuzz_fail(TARGET, "a step after loading failed");
     } else {
         if (!ram_last_error()[0]) fuzz_fail(TARGET, "a failed load left no message");

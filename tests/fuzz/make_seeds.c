@@ -98,6 +98,21 @@ int main(int argc, char **argv) {
         check(ram_model_save(m, path), path);
         ram_model_free(m);
     }
+    { /* DRAM's parts: the DRAM chunk and the full tensor table */
+        ram_model_params p;
+        ram_model_params_init(&p);
+        ram_model *m = tiny(RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, 1);
+        check(ram_model_get_params(m, &p), "model_get_params");
+        ram_model_free(m);
+        p.core_layers = 2;
+        p.context = 3;
+        p.objects = 2;
+        p.emit_every = 1;
+        check(ram_model_create(&p, &m), "model_create (DRAM)");
+        snprintf(path, sizeof path, "%s/model/dram.ram", argv[1]);
+        check(ram_model_save(m, path), path);
+        ram_model_free(m);
+    }
     snprintf(path, sizeof path, "%s/model/checkpoint.ramckpt", argv[1]);
     save_checkpoint(path, RAM_CORE_LSTM, RAM_OPT_ADAM, RAM_BASELINE_LINEAR, 0, 0.0f);
 

@@ -415,6 +415,8 @@ int dataset_check_model(const char *prog, const char *model, const ram_model_par
     char names[128];
     if (mp->channels == 1 && mp->height == h && mp->width == w) {
         if (table[kind].objects < 2 || mp->classes == table[kind].classes) return 0;
+        /* a model of one label per digit: its digits, 10 classes */
+        if (mp->objects == table[kind].objects && mp->classes == 10) return 0;
         fprintf(stderr, "%s: model %s has %d classes but --dataset %s has %d\n", prog, model,
                 mp->classes, dataset_name(kind), table[kind].classes);
         return -1;

@@ -197,7 +197,8 @@ uint64_t dataset_split_seed(const char *split_file);
  *
  * dataset_check_model: check that the model in file `model` (parameters `mp`)
  * takes the h x w images dataset_load gave for `kind` from dir/split, and
- * for a two-digit set that it has the set's classes; if not, say which
+ * for a two-digit set that it has the set's classes (or, with two objects, the
+ * 10 of the digits); if not, say which
  * --dataset fits the model when one does.
  */
 int dataset_load(const char *prog, const char *dir, const char *split, dataset_kind kind,

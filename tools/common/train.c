@@ -36,7 +36,8 @@ typedef struct run {
     uint64_t seed_now; /* the epoch's image seed, for the loader's thread */
     int skipped_now;   /* streamed images that could not be read this epoch */
     int n_all, height, width, n_train, pixels, averaging, stopped;
-    long steps; /* per epoch */
+    int objects; /* labels per image: 1, or a two-digit set's 2 digits (--objects 2) */
+    long steps;  /* per epoch */
     ram_model *model;
     ram_policy *policy;
     ram_trainer *trainer;
@@ -171,6 +172,14 @@ static int load_folder(run *r) {
 static int load_data(run *r) {
     train_options *o = r->o;
     r->channels = 1;
+    r->objects = o->mp.objects;
+    if (r->from_folder && r->objects > 1) {
+        fprintf(stderr,
+                "%s: --objects %d needs a two-digit --dataset (pairs100, sum100): image folders "
+                "and arrays have one label per image\n",
+                r->prog, r->objects);
+        return -1;
+    }
     if (r->from_folder) return load_folder(r);
     if (dataset_load(r->prog, o->data, "train", o->dataset, &r->images, &r->labels, &r->n_all,
                      &r->height, &r->width))
@@ -179,6 +188,14 @@ static int load_data(run *r) {
     if (r->n_train < 1) {
         fprintf(stderr, "%s: --val %d leaves no training images (of %d)\n", r->prog, o->val,
                 r->n_all);
+        return -1;
+    }
+    if (r->objects > 1 && r->objects != dataset_objects(o->dataset)) {
+        fprintf(stderr,
+                "%s: --objects %d: --dataset %s has %d digit%s per image (the labels of a "
+                "model of several objects are its digits, in reading order)\n",
+                r->prog, r->objects, dataset_name(o->dataset), dataset_objects(o->dataset),
+                dataset_objects(o->dataset) == 1 ? "" : "s");
         return -1;
     }
     if (o->train_limit > 0 && o->train_limit < r->n_train) r->n_train = o->train_limit;
@@ -195,7 +212,13 @@ static int load_data(run *r) {
     for (int i = 0; i < o->val; i++)
         dataset_image(o->dataset, r->images, r->labels, r->pixels, r->n_all, r->n_all - o->val + i,
                       DATASET_VAL_SEED, r->val_images + (size_t)i * r->pixels);
-    if (dataset_objects(o->dataset) > 1) { /* the images' classes, not their digits' labels */
+    if (r->objects > 1) { /* the digits' labels in reading order, n x objects */
+        if (!(r->val_owned = alloc(r, sizeof(int) * o->val * r->objects))) return -1;
+        for (int i = 0; i < o->val; i++)
+            dataset_digit_labels(o->dataset, r->labels, r->n_all, r->n_all - o->val + i,
+                                 DATASET_VAL_SEED, r->val_owned + (size_t)i * r->objects);
+        r->val_labels = r->val_owned;
+    } else if (dataset_objects(o->dataset) > 1) { /* the images' classes, not their digits' */
         if (!(r->val_owned = alloc(r, sizeof(int) * o->val))) return -1;
         for (int i = 0; i < o->val; i++)
             r->val_owned[i] = dataset_label(o->dataset, r->labels, r->n_all, r->n_all - o->val + i,
@@ -205,7 +228,7 @@ static int load_data(run *r) {
     o->mp.height = r->height;
     o->mp.width = r->width;
     o->mp.channels = 1;
-    o->mp.classes = dataset_classes(o->dataset);
+    o->mp.classes = r->objects > 1 ? 10 : dataset_classes(o->dataset);
     return 0;
 }
 
@@ -234,7 +257,14 @@ static int make_trainer(run *r) {
                     r->channels, r->height, r->width);
             return -1;
         }
-        if (!r->from_folder && o->mp.classes != dataset_classes(o->dataset) &&
+        if (o->mp.objects != r->objects) {
+            fprintf(stderr,
+                    "%s: %s names %d object%s per image; starting from a model of another "
+                    "count is not supported\n",
+                    r->prog, o->init, o->mp.objects, o->mp.objects == 1 ? "" : "s");
+            return -1;
+        }
+        if (!r->from_folder && r->objects == 1 && o->mp.classes != dataset_classes(o->dataset) &&
             dataset_objects(o->dataset) > 1) {
             fprintf(stderr, "%s: %s has %d classes; --dataset %s has %d\n", r->prog, o->init,
                     o->mp.classes, data_name(r), dataset_classes(o->dataset));
@@ -252,7 +282,7 @@ static int make_trainer(run *r) {
         TRY(ram_model_set_class_names(r->model, (const char *const *)r->folder.names,
                                       r->folder.classes));
         TRY(ram_model_set_fit(r->model, (ram_fit)o->fit));
-    } else if (dataset_class_name(o->dataset, 0)) { /* "0-1" ... "8-9", or "0" ... "18" */
+    } else if (r->objects == 1 && dataset_class_name(o->dataset, 0)) { /* "0-1" ..., "0" ... */
         const char *names[45];
         for (int k = 0; k < o->mp.classes && k < 45; k++)
             names[k] = dataset_class_name(o->dataset, k);
@@ -390,7 +420,7 @@ static int alloc_batches(run *r) {
                    ? 0
                    : -1;
     r->batch_images = alloc(r, sizeof(float) * o->batch * r->pixels);
-    r->batch_labels = alloc(r, sizeof(int) * o->batch);
+    r->batch_labels = alloc(r, sizeof(int) * o->batch * r->objects);
     if (warp) r->warped = alloc(r, sizeof(float) * r->pixels); /* >= 28 x 28 unless mnist */
     if (r->from_folder) r->plain = alloc(r, sizeof(float) * r->pixels);
     return r->perm && r->batch_images && r->batch_labels && (!warp || r->warped) &&
@@ -455,7 +485,11 @@ static int fill_batch(run *r, const int *slice, int n, uint64_t seed, float *ima
         else if (!warp) /* clutter comes from training digits only (not validation) */
             dataset_image(o->dataset, r->images, r->labels, r->pixels, n_digits, k, seed, dst);
         if (o->flip) dataset_flip(dst, 1, h, w, seed, k);
-        labels[i] = dataset_label(o->dataset, r->labels, n_digits, k, seed);
+        if (r->objects > 1)
+            dataset_digit_labels(o->dataset, r->labels, n_digits, k, seed,
+                                 labels + (size_t)i * r->objects);
+        else
+            labels[i] = dataset_label(o->dataset, r->labels, n_digits, k, seed);
     }
     return n;
 }
@@ -516,7 +550,8 @@ static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) 
         int n;
         if (next_batch(r, b, &images, &labels, &n)) return -1;
         if (n == 0) continue; /* every image of the batch was skipped */
-        TRY(ram_trainer_train_batch(r->trainer, images, labels, n, last));
+        TRY(r->objects > 1 ? ram_trainer_train_batch_seq(r->trainer, images, labels, n, last)
+                           : ram_trainer_train_batch(r->trainer, images, labels, n, last));
         e->wrong += lround((1 - last->accuracy) * n);
         e->seen += n;
         e->nll += last->nll * n;
@@ -555,7 +590,10 @@ static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) 
 static int evaluate(run *r, double *err) {
     const int val = r->o->val;
     if (r->val_chunk == val && r->val_loaded > 0) {
-        TRY(ram_trainer_evaluate(r->trainer, r->val_images, r->val_labels, r->val_loaded, err));
+        TRY(r->objects > 1 ? ram_trainer_evaluate_seq(r->trainer, r->val_images, r->val_labels,
+                                                      r->val_loaded, err, NULL)
+                           : ram_trainer_evaluate(r->trainer, r->val_images, r->val_labels,
+                                                  r->val_loaded, err));
         return 0;
     }
     double wrong = 0, seen = 0;

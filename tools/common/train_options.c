@@ -32,10 +32,12 @@ const tool_info train_tool_mpi = {
                 "and writes the files.  --time-budget is not supported."};
 
 static const int core_values[] = {RAM_CORE_RNN, RAM_CORE_LSTM};
-static const int form_values[] = {RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT};
+static const int form_values[] = {RAM_GLIMPSE_ADDITIVE, RAM_GLIMPSE_CONCAT,
+                                  RAM_GLIMPSE_MULTIPLICATIVE};
 static const int bound_values[] = {RAM_BOUND_TANH, RAM_BOUND_HARDTANH};
 static const int baseline_values[] = {RAM_BASELINE_LINEAR, RAM_BASELINE_SCALAR, RAM_BASELINE_NONE};
 static const int optim_values[] = {RAM_OPT_ADAM, RAM_OPT_SGD};
+static const int reward_values[] = {RAM_REWARD_PER_OBJECT, RAM_REWARD_ALL_CORRECT};
 /* --sensor's choices, in order: the sensor and how a soft one is trained */
 enum { SENSOR_HARD, SENSOR_SOFT, SENSOR_HYBRID };
 
@@ -142,8 +144,24 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .help = "units of the core"},
         {"--core", OPT_CHOICE, &mp->core, .choices = "rnn|lstm", .values = core_values, .meta = "C",
          .flags = OPT_GROUP, .help = "the core network"},
-        {"--form", OPT_CHOICE, &mp->form, .choices = "additive|concat", .values = form_values,
-         .meta = "F", .flags = OPT_GROUP, .help = "how the glimpse network joins its inputs"},
+        {"--form", OPT_CHOICE, &mp->form, .choices = "additive|concat|mul", .values = form_values,
+         .meta = "F", .flags = OPT_GROUP,
+         .help = "how the glimpse network joins its inputs (mul: DRAM's product of the two)"},
+        {"--glimpse-form", OPT_CHOICE, &mp->form, .choices = "additive|concat|mul",
+         .values = form_values, .meta = "F", .flags = OPT_GROUP, .help = "the same as --form"},
+        {"--core-layers", OPT_INT, &mp->core_layers, 1, 2, .meta = "N", .flags = OPT_GROUP,
+         .help = "layers of the core: 2 is DRAM's (the lower one feeds the classifier, the "
+                 "upper one the location network and the baseline)"},
+        {"--upper-core", OPT_CHOICE, &mp->upper_core, .choices = "rnn|lstm", .values = core_values,
+         .meta = "C", .flags = OPT_GROUP, .def = "rnn", .help = "the upper layer's cell"},
+        {"--context", OPT_INT, &mp->context, 0, 256, .meta = "SIDE", .flags = OPT_GROUP,
+         .help = "DRAM's context network: the whole image average-pooled to SIDE x SIDE, one "
+                 "ReLU layer on it gives the core's top layer its first state (0 = none)"},
+        {"--objects", OPT_INT, &mp->objects, 1, 64, .meta = "S", .flags = OPT_GROUP,
+         .help = "labels per image, one every --emit-every glimpses: 2 on pairs100 and sum100 "
+                 "trains on the two digits in reading order (10 classes)"},
+        {"--emit-every", OPT_INT, &mp->emit_every, 0, 64, .meta = "K", .flags = OPT_GROUP,
+         .def = "glimpses / S", .help = "glimpses between labels (S x K = --glimpses)"},
         {"--bound", OPT_CHOICE, &mp->bound, .choices = "tanh|hardtanh", .values = bound_values,
          .meta = "B", .flags = OPT_GROUP, .help = "how the location mean is kept in [-1, 1]"},
         {"--std", OPT_FLOAT, &mp->loc_std, ANY, .meta = "F", .flags = OPT_GROUP,
@@ -166,6 +184,10 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--reward-scale", OPT_FLOAT, &pp->reward_scale, ANY, .meta = "F",
          .help = "weight of the REINFORCE term"},
         {"--discount", OPT_FLOAT, &pp->discount, ANY, .meta = "F", .help = "reward discount"},
+        {"--reward", OPT_CHOICE, &pp->reward, .choices = "per-object|all-correct",
+         .values = reward_values, .meta = "R",
+         .help = "with several objects: a reward for each right label, or one when all are "
+                 "right"},
         {"--reinforce-core", OPT_FLAG, reinforce_core,
          .help = "let REINFORCE train the core too (default: the location network only)"},
         {"--optim", OPT_CHOICE, &tp->optimizer, .choices = "adam|sgd", .values = optim_values,
