@@ -55,7 +55,7 @@ struct ram_trainer {
     bool avg_in;   /* swap_average() put the average into the model (and the weights into it) */
     ram_rng rng;   /* shuffling */
     /* the batch being processed */
-    const float *images;
+    ram_images images;
     const int *labels;
     int n;
     bool training;
@@ -153,7 +153,7 @@ static void run_slice(ram_trainer *t, worker *wk) {
         return;
     }
     const size_t img = (size_t)m->p.channels * m->p.height * m->p.width;
-    const float *images = t->images + wk->i0 * img;
+    const ram_images images = ram_images_from(t->images, wk->i0, img);
     const int *labels = t->labels + wk->i0;
     ram_ws *ws = &wk->ws;
 
@@ -191,8 +191,8 @@ static void run_slice(ram_trainer *t, worker *wk) {
     }
     memset(ws->grad, 0, sizeof(float) * m->n_params);
     if (soft)
-        ram_model_backward_soft(m, ws, n, images, sampled ? RAM_LOC_SAMPLE : RAM_LOC_MEAN,
-                                sampled ? wk->dmu : NULL, pol->p.detach_core);
+        ram_model_backward_images(m, ws, n, images, sampled ? RAM_LOC_SAMPLE : RAM_LOC_MEAN,
+                                  sampled ? wk->dmu : NULL, pol->p.detach_core);
     else
         ram_model_backward(m, ws, n, wk->dmu, pol->p.detach_core);
     if (pol->n_bw) memset(wk->gbw, 0, sizeof(float) * pol->n_bw);
@@ -352,12 +352,15 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
 
 /* ---- steps ---- */
 
-static ram_status check_batch(const ram_trainer *t, const float *images, const int *labels, int n,
+static ram_status check_batch(const ram_trainer *t, ram_images images, const int *labels, int n,
                               int max_n, const char *what) {
-    if (!t || !images || !labels)
+    if (!t || !labels || ram_images_missing(images, 1))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
     if (n < 1 || n > max_n)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n = %d not in [1, %d]", what, n, max_n);
+    /* n is known good now: every pointer of a list can be looked at. */
+    if (ram_images_missing(images, n))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL image pointer", what);
     const int K = t->m->p.classes;
     for (int i = 0; i < n; i++)
         if (labels[i] < 0 || labels[i] >= K)
@@ -465,11 +468,12 @@ static void fill_stats(const ram_trainer *t, const sums *s, int n, double norm, 
     stats->lr = lr;
 }
 
-ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels, int n,
-                                   ram_train_stats *stats) {
-    ram_status s = check_batch(t, images, labels, n, t ? t->p.max_batch : 0, "train_batch");
+/* ram_trainer_train_batch() on floats or bytes (`what`: the caller's name). */
+static ram_status train_batch(ram_trainer *t, ram_images images, const int *labels, int n,
+                              ram_train_stats *stats, const char *what) {
+    ram_status s = check_batch(t, images, labels, n, t ? t->p.max_batch : 0, what);
     if (s) return s;
-    if (t->avg_in) return refuse_average_in("train_batch");
+    if (t->avg_in) return refuse_average_in(what);
     const int T = t->m->p.glimpses;
     const ram_rng rng_before = t->pol->rng; /* a failed step must change nothing */
     for (size_t i = 0; i < (size_t)n * T * 2; i++)
@@ -479,7 +483,7 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     t->n = n;
     t->training = true;
     run_all(t, n);
-    if ((s = check_glimpses(t, 0, "train_batch"))) {
+    if ((s = check_glimpses(t, 0, what))) {
         t->pol->rng = rng_before;
         return s;
     }
@@ -493,9 +497,9 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
         if (t->w[k].policy_failed) {
             t->pol->rng = rng_before;
             return ram_fail(RAM_ERR_NUMERIC,
-                            "train_batch: non-finite location mean or baseline at step %ld; "
+                            "%s: non-finite location mean or baseline at step %ld; "
                             "weights unchanged (lower the learning rate)",
-                            t->opt.step);
+                            what, t->opt.step);
         }
     const sums sum = sum_workers(t, gb);
     if (t->hook) {
@@ -504,9 +508,9 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
         if (hs != RAM_OK) {
             t->pol->rng = rng_before;
             return ram_fail(hs,
-                            "train_batch: the gradient hook failed (status %d) at step %ld; "
+                            "%s: the gradient hook failed (status %d) at step %ld; "
                             "weights unchanged",
-                            (int)hs, t->opt.step);
+                            what, (int)hs, t->opt.step);
         }
         run_job(t, JOB_NORM);
     }
@@ -519,9 +523,9 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     if (!isfinite(norm) || !isfinite(sum.nll)) {
         t->pol->rng = rng_before;
         return ram_fail(RAM_ERR_NUMERIC,
-                        "train_batch: non-finite loss or gradient at step %ld; weights unchanged "
+                        "%s: non-finite loss or gradient at step %ld; weights unchanged "
                         "(lower the learning rate, or raise the location std)",
-                        t->opt.step);
+                        what, t->opt.step);
     }
     const float lr = ram_optim_lr(&t->opt);
     apply_update(t, gb, norm, lr);
@@ -529,26 +533,61 @@ ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const in
     return RAM_OK;
 }
 
-ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels, int n,
-                                double *error) {
-    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate: error is NULL");
-    ram_status s = check_batch(t, images, labels, n, 1 << 30, "evaluate");
+ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels, int n,
+                                   ram_train_stats *stats) {
+    return train_batch(t, ram_images_f32(images), labels, n, stats, "train_batch");
+}
+
+ram_status ram_trainer_train_batch_u8(ram_trainer *t, const uint8_t *images, const int *labels,
+                                      int n, ram_train_stats *stats) {
+    const ram_images b = {NULL, images, NULL};
+    return train_batch(t, b, labels, n, stats, "train_batch_u8");
+}
+
+ram_status ram_trainer_train_batch_u8_ptrs(ram_trainer *t, const uint8_t *const *images,
+                                           const int *labels, int n, ram_train_stats *stats) {
+    const ram_images b = {NULL, NULL, images};
+    return train_batch(t, b, labels, n, stats, "train_batch_u8_ptrs");
+}
+
+/* ram_trainer_evaluate() on floats or bytes. */
+static ram_status evaluate(ram_trainer *t, ram_images images, const int *labels, int n,
+                           double *error, const char *what) {
+    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: error is NULL", what);
+    ram_status s = check_batch(t, images, labels, n, 1 << 30, what);
     if (s) return s;
     const size_t img = (size_t)t->m->p.channels * t->m->p.height * t->m->p.width;
     long errors = 0;
     for (int i0 = 0; i0 < n; i0 += t->p.max_batch) {
         int b = n - i0 < t->p.max_batch ? n - i0 : t->p.max_batch;
-        t->images = images + i0 * img;
+        t->images = ram_images_from(images, i0, img);
         t->labels = labels + i0;
         t->n = b;
         t->training = false;
         run_all(t, b);
-        if ((s = check_glimpses(t, i0, "evaluate"))) return s;
+        if ((s = check_glimpses(t, i0, what))) return s;
         for (int k = 0; k < t->nw; k++)
             errors += t->w[k].errors;
     }
     *error = (double)errors / n;
     return RAM_OK;
+}
+
+ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels, int n,
+                                double *error) {
+    return evaluate(t, ram_images_f32(images), labels, n, error, "evaluate");
+}
+
+ram_status ram_trainer_evaluate_u8(ram_trainer *t, const uint8_t *images, const int *labels, int n,
+                                   double *error) {
+    const ram_images b = {NULL, images, NULL};
+    return evaluate(t, b, labels, n, error, "evaluate_u8");
+}
+
+ram_status ram_trainer_evaluate_u8_ptrs(ram_trainer *t, const uint8_t *const *images,
+                                        const int *labels, int n, double *error) {
+    const ram_images b = {NULL, NULL, images};
+    return evaluate(t, b, labels, n, error, "evaluate_u8_ptrs");
 }
 
 size_t ram_trainer_gradient_size(const ram_trainer *t) {
