@@ -135,7 +135,7 @@ static bool worth_prefetching(ram_image img, int c, int h, int w) {
 
 /* Asks for the cache lines of rows [r0, r1) x columns [c0, c1) of a plane
  * of width w (already clipped to the image).  A hint: never faults. */
-static void prefetch_block(const void *plane, bool u8, long w, long r0, long r1, long c0, long c1) {
+INLINE void prefetch_block(const void *plane, bool u8, long w, long r0, long r1, long c0, long c1) {
     for (long r = r0; r < r1; r++) {
         const size_t row = (size_t)r * w;
         const uintptr_t last = (uintptr_t)pixel_addr(plane, u8, row + c1 - 1);
@@ -173,14 +173,23 @@ static void cell_band(const struct ram_glimpse *g, int h, long y0, int i, long *
  * waits for the last; prefetching them all first lets the misses overlap.
  * The narrower squares lie inside the widest (their rows mostly in other
  * cells' bands, which the other calls of a threaded state prefetch). */
-void ram_glimpse_prefetch(const struct ram_glimpse *g, ram_image img, int c, int h, int w, float lx,
-                          float ly, int p0, int p1) {
+INLINE void prefetch_square(const struct ram_glimpse *g, const void *px, bool u8, int c, int h,
+                            int w, float lx, float ly, int p0, int p1) {
     long y0, c0, c1, r0, r1, unused;
+    const ram_image img = {px, u8};
     if (!worth_prefetching(img, c, h, w) || !widest_square(g, h, w, lx, ly, &y0, &c0, &c1)) return;
     cell_band(g, h, y0, p0, &r0, &unused);
     cell_band(g, h, y0, p1 - 1, &unused, &r1);
     for (int ch = 0; ch < c; ch++)
-        prefetch_block(pixel_addr(img.px, img.u8, (size_t)ch * h * w), img.u8, w, r0, r1, c0, c1);
+        prefetch_block(pixel_addr(px, u8, (size_t)ch * h * w), u8, w, r0, r1, c0, c1);
+}
+
+void ram_glimpse_prefetch(const struct ram_glimpse *g, ram_image img, int c, int h, int w, float lx,
+                          float ly, int p0, int p1) {
+    if (img.u8)
+        prefetch_square(g, img.px, true, c, h, w, lx, ly, p0, p1);
+    else
+        prefetch_square(g, img.px, false, c, h, w, lx, ly, p0, p1);
 }
 
 /* Row i of one scale's patch of one channel into o (P cells): cell (i, j)
@@ -247,7 +256,7 @@ INLINE void hard_rows(const struct ram_glimpse *g, const void *px, bool u8, int 
                       float ny) {
     const int P = g->patch;
     const ram_image img = {px, u8};
-    ram_glimpse_prefetch(g, img, c, h, w, lx, ly, p0, p1);
+    prefetch_square(g, px, u8, c, h, w, lx, ly, p0, p1);
     long ny0 = 0, nc0 = 0, nc1 = 0;
     const bool ahead =
         next && worth_prefetching(img, c, h, w) && widest_square(g, h, w, nx, ny, &ny0, &nc0, &nc1);

@@ -49,31 +49,31 @@ typedef struct quad {
     float p00, p01, p10, p11;
 } quad;
 
-/* Pixel i of a plane of floats or bytes (ram_byte_value[]).  The loops
+/* Pixels are floats or bytes (read through ram_byte_value[]).  The loops
  * below are written once: `u8` is a constant wherever they are inlined, so
  * the float loops are the code they were before bytes came in. */
 #define INLINE static inline __attribute__((always_inline))
 
-INLINE float pixel(const void *plane, bool u8, size_t i) {
-    return u8 ? ram_byte_value[((const uint8_t *)plane)[i]] : ((const float *)plane)[i];
+/* Pixel x of a row of floats or bytes. */
+INLINE float pixel(const void *row, bool u8, long x) {
+    return u8 ? ram_byte_value[((const uint8_t *)row)[x]] : ((const float *)row)[x];
 }
 
-/* Channel ch's plane of an image of h x w planes. */
-INLINE const void *plane_of(const void *img, bool u8, int ch, int h, int w) {
-    const size_t at = (size_t)ch * h * w;
-    return u8 ? (const void *)((const uint8_t *)img + at) : (const void *)((const float *)img + at);
+/* The pixel `at` pixels from p, as an address. */
+INLINE const void *offset(const void *p, bool u8, size_t at) {
+    return u8 ? (const void *)((const uint8_t *)p + at) : (const void *)((const float *)p + at);
 }
 
 INLINE quad quad_at(const void *plane, bool u8, long w, const axis *ax, const axis *ay, int i,
                     int j) {
     const long y0 = ay->a0[i], x0 = ax->a0[j];
-    const size_t r0 = (size_t)(ay->in0[i] ? y0 : 0) * w;
-    const size_t r1 = (size_t)(ay->in1[i] ? y0 + 1 : 0) * w;
+    const void *r0 = offset(plane, u8, (size_t)(ay->in0[i] ? y0 : 0) * w);
+    const void *r1 = offset(plane, u8, (size_t)(ay->in1[i] ? y0 + 1 : 0) * w);
     quad q;
-    q.p00 = ay->in0[i] && ax->in0[j] ? pixel(plane, u8, r0 + x0) : 0.0f;
-    q.p01 = ay->in0[i] && ax->in1[j] ? pixel(plane, u8, r0 + x0 + 1) : 0.0f;
-    q.p10 = ay->in1[i] && ax->in0[j] ? pixel(plane, u8, r1 + x0) : 0.0f;
-    q.p11 = ay->in1[i] && ax->in1[j] ? pixel(plane, u8, r1 + x0 + 1) : 0.0f;
+    q.p00 = ay->in0[i] && ax->in0[j] ? pixel(r0, u8, x0) : 0.0f;
+    q.p01 = ay->in0[i] && ax->in1[j] ? pixel(r0, u8, x0 + 1) : 0.0f;
+    q.p10 = ay->in1[i] && ax->in0[j] ? pixel(r1, u8, x0) : 0.0f;
+    q.p11 = ay->in1[i] && ax->in1[j] ? pixel(r1, u8, x0 + 1) : 0.0f;
     return q;
 }
 
@@ -92,7 +92,7 @@ INLINE void soft_rows(const struct ram_glimpse *g, const void *img, bool u8, int
     for (int k = 0; k < g->depth; k++) {
         grid_of(g, k, h, w, lx, ly, p0, p1, &ax, &ay);
         for (int ch = 0; ch < c; ch++) {
-            const void *plane = plane_of(img, u8, ch, h, w);
+            const void *plane = offset(img, u8, (size_t)ch * h * w);
             float *o = out + ((size_t)ch * g->depth + k) * P * P;
             for (int i = p0; i < p1; i++) {
                 const float fy = ay.f[i];
@@ -108,10 +108,18 @@ INLINE void soft_rows(const struct ram_glimpse *g, const void *img, bool u8, int
     }
 }
 
+/* Bytes in a function of their own; floats inline below, where they were
+ * before bytes came in. */
+__attribute__((noinline)) static void soft_rows_u8(const struct ram_glimpse *g, const uint8_t *img,
+                                                   int c, int h, int w, float lx, float ly,
+                                                   float *out, int p0, int p1) {
+    soft_rows(g, img, true, c, h, w, lx, ly, out, p0, p1);
+}
+
 void ram_glimpse_soft_rows(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
                            float lx, float ly, float *out, int p0, int p1) {
     if (img.u8)
-        soft_rows(g, img.px, true, c, h, w, lx, ly, out, p0, p1);
+        soft_rows_u8(g, img.px, c, h, w, lx, ly, out, p0, p1);
     else
         soft_rows(g, img.px, false, c, h, w, lx, ly, out, p0, p1);
 }
@@ -152,7 +160,7 @@ INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8,
     for (int k = 0; k < g->depth; k++) {
         grid_of(g, k, h, w, lx, ly, 0, P, &ax, &ay);
         for (int ch = 0; ch < c; ch++) {
-            const void *plane = plane_of(img, u8, ch, h, w);
+            const void *plane = offset(img, u8, (size_t)ch * h * w);
             const float *d = dout + ((size_t)ch * g->depth + k) * P * P;
             for (int i = 0; i < P; i++)
                 for (int j = 0; j < P; j++) {
@@ -169,10 +177,17 @@ INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8,
     *dly = 0.5f * (float)h * sum_y;
 }
 
+__attribute__((noinline)) static void soft_backward_u8(const struct ram_glimpse *g,
+                                                       const uint8_t *img, int c, int h, int w,
+                                                       float lx, float ly, const float *dout,
+                                                       float *dlx, float *dly) {
+    soft_backward(g, img, true, c, h, w, lx, ly, dout, dlx, dly);
+}
+
 void ram_glimpse_soft_backward(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
                                float lx, float ly, const float *dout, float *dlx, float *dly) {
     if (img.u8)
-        soft_backward(g, img.px, true, c, h, w, lx, ly, dout, dlx, dly);
+        soft_backward_u8(g, img.px, c, h, w, lx, ly, dout, dlx, dly);
     else
         soft_backward(g, img.px, false, c, h, w, lx, ly, dout, dlx, dly);
 }
