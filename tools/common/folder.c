@@ -424,6 +424,28 @@ static char **number_names(int k) {
     return names;
 }
 
+static size_t memory_budget(void);
+
+/* An array no larger than a kept set may be has its pages mapped in now
+ * (MADV_POPULATE_READ: the page tables filled from the page cache, reading
+ * the file once if it is not there), as a kept set's pixels are in memory
+ * before training starts.  Without it each epoch's glimpses, landing on
+ * pages of the file not touched before, fault them in a few at a time in
+ * the middle of the training steps: a 512 x 512 .npz trained at 0.76 of
+ * the kept set's speed.  Advice only: where the kernel lacks it, nothing
+ * changes but the speed. */
+static void map_in(const npy_array *x) {
+#ifdef MADV_POPULATE_READ
+    const size_t len = x->count * (size_t)x->item;
+    if (x->owned || !len || len > memory_budget()) return;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from = (uintptr_t)x->data;
+    const uintptr_t start = from & ~(page - 1);
+    madvise((void *)start, from + len - start, MADV_POPULATE_READ);
+#else
+    (void)x;
+#endif
+}
+
 /* Images x and labels y into s: x kept (mapped, or owned), the labels read
  * and checked against `count` classes (0: their own, at least two, named
  * "0".."k-1"), float pixels checked now rather than in the middle of a run. */
@@ -434,6 +456,7 @@ static int take_arrays(const char *what, const char *what_y, npy_array *x, const
     s->mapped = 1;
     s->path = what;
     npy_image_dims(&s->x, &s->ac, &s->ah, &s->aw);
+    map_in(&s->x);
     const int n = (int)s->x.shape[0];
     char err[256];
     int top = 0;
