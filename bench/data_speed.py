@@ -12,12 +12,14 @@ empty cache).
 
 Usage:
     python3 bench/data_speed.py --build build --mnist data/mnist [--rounds 5]
-        [--epochs 3] [--threads 2] [--large 512] [--large-count 2000] [--json out.json]
+        [--epochs 3] [--threads 2] [--large 512] [--large-count 2000] [--sets mnist,large]
+        [--work DIR] [--json out.json]
 
 The 512x512 set is made here from MNIST digits scaled by 4 and placed at
 random on a noisy background, as PNG files and as an .npz of the same
 pixels.  Needs NumPy; writes its sets under --work (a temporary folder by
-default).
+default; a --work folder is kept, and its sets are made only once).
+--sets mnist or --sets large runs one of the two cases only.
 """
 import argparse
 import json
@@ -181,22 +183,26 @@ def main():
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--large", type=int, default=512, help="side of the large images (0: none)")
     ap.add_argument("--large-count", type=int, default=2000)
+    ap.add_argument("--sets", default="mnist,large",
+                    help="which cases to run: mnist, large or both (comma-separated)")
     ap.add_argument("--json")
     args = ap.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="ram-data-speed.")
     os.makedirs(work, exist_ok=True)
     results = []
     try:
-        t0 = time.time()
-        folder, npz = mnist_sets(args.mnist, work)
-        print("sets made in %.0f s under %s" % (time.time() - t0, work))
+        sets = args.sets.split(",")
         cache = os.path.join(work, "cache")
-        bench("MNIST 28x28", [("PNG folder, kept in memory", folder, []),
-                              ("PNG folder, streamed (--stream)", folder, ["--stream"]),
-                              ("PNG folder, streamed, --cache", folder,
-                               ["--stream", "--cache", cache]),
-                              (".npz, memory-mapped", npz, [])], args, work, results)
-        if args.large:
+        if "mnist" in sets:
+            t0 = time.time()
+            folder, npz = mnist_sets(args.mnist, work)
+            print("sets made in %.0f s" % (time.time() - t0))
+            bench("MNIST 28x28", [("PNG folder, kept in memory", folder, []),
+                                  ("PNG folder, streamed (--stream)", folder, ["--stream"]),
+                                  ("PNG folder, streamed, --cache", folder,
+                                   ["--stream", "--cache", cache]),
+                                  (".npz, memory-mapped", npz, [])], args, work, results)
+        if args.large and "large" in sets:
             folder, npz = large_sets(args.mnist, work, args.large, args.large_count)
             bench("%dx%d" % (args.large, args.large),
                   [("PNG folder, kept in memory", folder, []),

@@ -23,7 +23,7 @@ static inline float bound_grad(ram_loc_bound b, float pre, float post) {
  * carries no gradient; with a soft sensor (images given), dLoss/dl_t,
  * through the location layer and through the sampler, goes to ws->dloc. */
 static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t,
-                             const float *images) {
+                             const ram_images *images) {
     const ram_model_params *p = &m->p;
     const int D = m->rho_size, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden,
               G = p->glimpse_out;
@@ -67,9 +67,9 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
     const size_t img = (size_t)p->channels * p->height * p->width;
     for (int i = 0; i < n; i++) {
         float dx, dy;
-        ram_glimpse_soft_backward(&m->sensor, images + i * img, p->channels, p->height, p->width,
-                                  l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
-                                  ws->drho + (size_t)i * D, &dx, &dy);
+        ram_glimpse_soft_backward(&m->sensor, ram_images_at(*images, i, img), p->channels,
+                                  p->height, p->width, l[2 * i] * m->range_x,
+                                  l[2 * i + 1] * m->range_y, ws->drho + (size_t)i * D, &dx, &dy);
         ws->dloc[2 * i] += dx * m->range_x;
         ws->dloc[2 * i + 1] += dy * m->range_y;
     }
@@ -135,7 +135,7 @@ static void context_backward(const struct ram_model *m, ram_ws *ws, int n, float
 
 /* Both backward passes: images NULL for the hard sensor's. */
 static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
-                          bool detach_core, const float *images, ram_loc_mode mode) {
+                          bool detach_core, const ram_images *images, ram_loc_mode mode) {
     const ram_model_params *p = &m->p;
     const int T = p->glimpses, H = p->core_hidden, G = p->glimpse_out, K = p->classes,
               NG = m->gates;
@@ -213,7 +213,13 @@ void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const floa
 
 void ram_model_backward_soft(const struct ram_model *m, ram_ws *ws, int n, const float *images,
                              ram_loc_mode mode, const float *dmu, bool detach_core) {
-    backward_pass(m, ws, n, dmu, detach_core, images, mode);
+    const ram_images b = ram_images_f32(images);
+    backward_pass(m, ws, n, dmu, detach_core, &b, mode);
+}
+
+void ram_model_backward_images(const struct ram_model *m, ram_ws *ws, int n, ram_images images,
+                               ram_loc_mode mode, const float *dmu, bool detach_core) {
+    backward_pass(m, ws, n, dmu, detach_core, &images, mode);
 }
 #undef W
 #undef GW

@@ -17,9 +17,13 @@ static void cell_span(int k, int s, int n, int *a, int *b) {
     }
 }
 
-void ram_context_pool(const float *img, int c, int h, int w, int s, float *out) {
+/* One image's pixels as floats (f) or as bytes (u8, each the float
+ * ram_byte_value[] gives: the same sums, so the same bits, either way). */
+void ram_context_pool(ram_images b, int c, int h, int w, int s, float *out) {
+    const float *f = b.f;
+    const uint8_t *u8 = b.u8 ? b.u8 : b.each ? b.each[0] : NULL;
     for (int ch = 0; ch < c; ch++) {
-        const float *plane = img + (size_t)ch * h * w;
+        const size_t plane = (size_t)ch * h * w;
         for (int i = 0; i < s; i++) {
             int r0, r1;
             cell_span(i, s, h, &r0, &r1);
@@ -29,7 +33,8 @@ void ram_context_pool(const float *img, int c, int h, int w, int s, float *out) 
                 double sum = 0;
                 for (int r = r0; r < r1; r++)
                     for (int q = c0; q < c1; q++)
-                        sum += plane[(size_t)r * w + q];
+                        sum += f ? f[plane + (size_t)r * w + q]
+                                 : ram_byte_value[u8[plane + (size_t)r * w + q]];
                 out[((size_t)ch * s + i) * s + j] = (float)(sum / ((double)(r1 - r0) * (c1 - c0)));
             }
         }

@@ -27,7 +27,7 @@ typedef struct fwd_job {
      * by a ReLU, or NULL (none, or no sparse kernels to read them). */
     const ram_cols *cols;
     ram_ws *ws;
-    const float *images;
+    ram_images images; /* floats or bytes */
     int n;
     ram_loc_mode mode;
     const float *src; /* eps (SAMPLE) or locations (FIXED), T x n x 2 */
@@ -218,8 +218,8 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
          * workspace), two barriers fewer per glimpse. */
         float mine[SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
         float *r = k == 0 ? s->rho : mine, *hg = k == 0 ? s->hgl : mine + SMALL_RHO_FLOATS;
-        ram_glimpse_one(&m->sensor, j->images, p->channels, p->height, p->width,
-                        where[0] * m->range_x, where[1] * m->range_y, r);
+        ram_glimpse_one(&m->sensor, ram_images_at(j->images, 0, img_size), p->channels, p->height,
+                        p->width, where[0] * m->range_x, where[1] * m->range_y, r);
         linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
         linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
         ram_relu_forward(hg, 1, HG, HG);
@@ -229,8 +229,8 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
     int p0, p1;
     ram_split(m->sensor.patch, k, sh->nt, 1, &p0, &p1);
     for (int i = 0; p1 > p0 && i < n; i++)
-        ram_glimpse_rows(&m->sensor, j->images + i * img_size, p->channels, p->height, p->width,
-                         where[2 * i] * m->range_x, where[2 * i + 1] * m->range_y,
+        ram_glimpse_rows(&m->sensor, ram_images_at(j->images, i, img_size), p->channels, p->height,
+                         p->width, where[2 * i] * m->range_x, where[2 * i + 1] * m->range_y,
                          s->rho + (size_t)i * D, p0, p1);
 }
 
@@ -247,10 +247,10 @@ static void look_apart(const fwd_job *j, const share *sh, const step *s) {
         /* The next image's window is on its way while this one is summed
          * (a 512x512 image's window is not in cache). */
         const bool more = i + 1 < i1;
-        ram_glimpse_one_ahead(&m->sensor, j->images + i * img_size, p->channels, p->height,
-                              p->width, l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
-                              s->rho + (size_t)i * D, more ? j->images + (i + 1) * img_size : NULL,
-                              more ? l[2 * i + 2] * m->range_x : 0,
+        const ram_image next = more ? ram_images_at(j->images, i + 1, img_size) : (ram_image){0};
+        ram_glimpse_one_ahead(&m->sensor, ram_images_at(j->images, i, img_size), p->channels,
+                              p->height, p->width, l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
+                              s->rho + (size_t)i * D, next, more ? l[2 * i + 2] * m->range_x : 0,
                               more ? l[2 * i + 3] * m->range_y : 0);
     }
 }
@@ -317,8 +317,8 @@ static void context_net(const fwd_job *j, const share *sh) {
     const int n = j->n, H = p->core_hidden, D = m->ctx_in;
     const size_t img = (size_t)p->channels * p->height * p->width;
     for (int i = sh->i0; i < sh->i1; i++)
-        ram_context_pool(j->images + i * img, p->channels, p->height, p->width, p->context,
-                         j->ws->ctx_in + (size_t)i * D);
+        ram_context_pool(ram_images_from(j->images, (size_t)i, img), p->channels, p->height,
+                         p->width, p->context, j->ws->ctx_in + (size_t)i * D);
     ram_team_barrier(j->team);
     float *top = ram_top_state(m, j->ws);
     linear_rows(j, j->ws->ctx_in, D, n, D, RAM_T_CTX_W, RAM_T_CTX_B, sh->u0, sh->u1, top, H, false);
@@ -397,11 +397,12 @@ static void forward_part(void *arg, int k, int nt) {
 void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
-    ram_model_forward_with(m, m->w, NULL, NULL, ws, images, n, mode, eps_or_locs, std, team);
+    ram_model_forward_with(m, m->w, NULL, NULL, ws, ram_images_f32(images), n, mode, eps_or_locs,
+                           std, team);
 }
 
 void ram_model_forward_with(const struct ram_model *m, const float *w, const uint16_t *w16,
-                            const ram_cols *cols, ram_ws *ws, const float *images, int n,
+                            const ram_cols *cols, ram_ws *ws, ram_images images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
     fwd_job j = {m,           w,   w16, cols && cols->data ? cols : NULL, ws, images, n, mode,

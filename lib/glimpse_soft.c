@@ -49,16 +49,31 @@ typedef struct quad {
     float p00, p01, p10, p11;
 } quad;
 
-static inline quad quad_at(const float *plane, long w, const axis *ax, const axis *ay, int i,
-                           int j) {
+/* Pixels are floats or bytes (read through ram_byte_value[]).  The loops
+ * below are written once: `u8` is a constant wherever they are inlined, so
+ * the float loops are the code they were before bytes came in. */
+#define INLINE static inline __attribute__((always_inline))
+
+/* Pixel x of a row of floats or bytes. */
+INLINE float pixel(const void *row, bool u8, long x) {
+    return u8 ? ram_byte_value[((const uint8_t *)row)[x]] : ((const float *)row)[x];
+}
+
+/* The pixel `at` pixels from p, as an address. */
+INLINE const void *offset(const void *p, bool u8, size_t at) {
+    return u8 ? (const void *)((const uint8_t *)p + at) : (const void *)((const float *)p + at);
+}
+
+INLINE quad quad_at(const void *plane, bool u8, long w, const axis *ax, const axis *ay, int i,
+                    int j) {
     const long y0 = ay->a0[i], x0 = ax->a0[j];
-    const float *r0 = plane + (size_t)(ay->in0[i] ? y0 : 0) * w;
-    const float *r1 = plane + (size_t)(ay->in1[i] ? y0 + 1 : 0) * w;
+    const void *r0 = offset(plane, u8, (size_t)(ay->in0[i] ? y0 : 0) * w);
+    const void *r1 = offset(plane, u8, (size_t)(ay->in1[i] ? y0 + 1 : 0) * w);
     quad q;
-    q.p00 = ay->in0[i] && ax->in0[j] ? r0[x0] : 0.0f;
-    q.p01 = ay->in0[i] && ax->in1[j] ? r0[x0 + 1] : 0.0f;
-    q.p10 = ay->in1[i] && ax->in0[j] ? r1[x0] : 0.0f;
-    q.p11 = ay->in1[i] && ax->in1[j] ? r1[x0 + 1] : 0.0f;
+    q.p00 = ay->in0[i] && ax->in0[j] ? pixel(r0, u8, x0) : 0.0f;
+    q.p01 = ay->in0[i] && ax->in1[j] ? pixel(r0, u8, x0 + 1) : 0.0f;
+    q.p10 = ay->in1[i] && ax->in0[j] ? pixel(r1, u8, x0) : 0.0f;
+    q.p11 = ay->in1[i] && ax->in1[j] ? pixel(r1, u8, x0 + 1) : 0.0f;
     return q;
 }
 
@@ -70,19 +85,19 @@ static void grid_of(const struct ram_glimpse *g, int k, int h, int w, float lx, 
     axis_of(ly, h, g->side[k], g->patch, p0, p1, ay);
 }
 
-void ram_glimpse_soft_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w,
-                           float lx, float ly, float *out, int p0, int p1) {
+INLINE void soft_rows(const struct ram_glimpse *g, const void *img, bool u8, int c, int h, int w,
+                      float lx, float ly, float *out, int p0, int p1) {
     const int P = g->patch;
     axis ax, ay;
     for (int k = 0; k < g->depth; k++) {
         grid_of(g, k, h, w, lx, ly, p0, p1, &ax, &ay);
         for (int ch = 0; ch < c; ch++) {
-            const float *plane = img + (size_t)ch * h * w;
+            const void *plane = offset(img, u8, (size_t)ch * h * w);
             float *o = out + ((size_t)ch * g->depth + k) * P * P;
             for (int i = p0; i < p1; i++) {
                 const float fy = ay.f[i];
                 for (int j = 0; j < P; j++) {
-                    const quad q = quad_at(plane, w, &ax, &ay, i, j);
+                    const quad q = quad_at(plane, u8, w, &ax, &ay, i, j);
                     const float fx = ax.f[j];
                     const float top = q.p00 + fx * (q.p01 - q.p00);
                     const float bottom = q.p10 + fx * (q.p11 - q.p10);
@@ -91,6 +106,22 @@ void ram_glimpse_soft_rows(const struct ram_glimpse *g, const float *img, int c,
             }
         }
     }
+}
+
+/* Bytes in a function of their own; floats inline below, where they were
+ * before bytes came in. */
+__attribute__((noinline)) static void soft_rows_u8(const struct ram_glimpse *g, const uint8_t *img,
+                                                   int c, int h, int w, float lx, float ly,
+                                                   float *out, int p0, int p1) {
+    soft_rows(g, img, true, c, h, w, lx, ly, out, p0, p1);
+}
+
+void ram_glimpse_soft_rows(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
+                           float lx, float ly, float *out, int p0, int p1) {
+    if (img.u8)
+        soft_rows_u8(g, img.px, c, h, w, lx, ly, out, p0, p1);
+    else
+        soft_rows(g, img.px, false, c, h, w, lx, ly, out, p0, p1);
 }
 
 /* The derivative of each patch value with respect to the location, at a
@@ -110,7 +141,7 @@ void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const float *img, in
             const size_t o = ((size_t)ch * g->depth + k) * P * P;
             for (int i = 0; i < P; i++)
                 for (int j = 0; j < P; j++) {
-                    const quad q = quad_at(plane, w, &ax, &ay, i, j);
+                    const quad q = quad_at(plane, false, w, &ax, &ay, i, j);
                     const float fx = ax.f[j], fy = ay.f[i];
                     const float dx = (1.0f - fy) * (q.p01 - q.p00) + fy * (q.p11 - q.p10);
                     const float dy = (1.0f - fx) * (q.p10 - q.p00) + fx * (q.p11 - q.p01);
@@ -121,21 +152,21 @@ void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const float *img, in
     }
 }
 
-void ram_glimpse_soft_backward(const struct ram_glimpse *g, const float *img, int c, int h, int w,
-                               float lx, float ly, const float *dout, float *dlx, float *dly) {
+INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8, int c, int h,
+                          int w, float lx, float ly, const float *dout, float *dlx, float *dly) {
     const int P = g->patch;
     axis ax, ay;
     float sum_x = 0.0f, sum_y = 0.0f;
     for (int k = 0; k < g->depth; k++) {
         grid_of(g, k, h, w, lx, ly, 0, P, &ax, &ay);
         for (int ch = 0; ch < c; ch++) {
-            const float *plane = img + (size_t)ch * h * w;
+            const void *plane = offset(img, u8, (size_t)ch * h * w);
             const float *d = dout + ((size_t)ch * g->depth + k) * P * P;
             for (int i = 0; i < P; i++)
                 for (int j = 0; j < P; j++) {
                     const float dv = d[i * P + j];
                     if (dv == 0.0f) continue; /* a ReLU's zeros upstream: nothing to add */
-                    const quad q = quad_at(plane, w, &ax, &ay, i, j);
+                    const quad q = quad_at(plane, u8, w, &ax, &ay, i, j);
                     const float fx = ax.f[j], fy = ay.f[i];
                     sum_x += dv * ((1.0f - fy) * (q.p01 - q.p00) + fy * (q.p11 - q.p10));
                     sum_y += dv * ((1.0f - fx) * (q.p10 - q.p00) + fx * (q.p11 - q.p01));
@@ -144,6 +175,21 @@ void ram_glimpse_soft_backward(const struct ram_glimpse *g, const float *img, in
     }
     *dlx = 0.5f * (float)w * sum_x;
     *dly = 0.5f * (float)h * sum_y;
+}
+
+__attribute__((noinline)) static void soft_backward_u8(const struct ram_glimpse *g,
+                                                       const uint8_t *img, int c, int h, int w,
+                                                       float lx, float ly, const float *dout,
+                                                       float *dlx, float *dly) {
+    soft_backward(g, img, true, c, h, w, lx, ly, dout, dlx, dly);
+}
+
+void ram_glimpse_soft_backward(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
+                               float lx, float ly, const float *dout, float *dlx, float *dly) {
+    if (img.u8)
+        soft_backward_u8(g, img.px, c, h, w, lx, ly, dout, dlx, dly);
+    else
+        soft_backward(g, img.px, false, c, h, w, lx, ly, dout, dlx, dly);
 }
 
 ram_status ram_glimpse_create_sensor(const ram_glimpse_params *p, ram_sensor sensor,
@@ -191,7 +237,8 @@ ram_status ram_glimpse_backward_location(const ram_glimpse *g, const float *imag
                             "glimpse_backward_location: location %zu is not finite", i / 2);
     const size_t img_size = (size_t)c * h * w;
     for (int i = 0; i < n; i++)
-        ram_glimpse_soft_backward(g, images + i * img_size, c, h, w, locs[2 * i], locs[2 * i + 1],
-                                  dout + i * per, &dlocs[2 * i], &dlocs[2 * i + 1]);
+        ram_glimpse_soft_backward(g, ram_image_f32(images + i * img_size), c, h, w, locs[2 * i],
+                                  locs[2 * i + 1], dout + i * per, &dlocs[2 * i],
+                                  &dlocs[2 * i + 1]);
     return RAM_OK;
 }

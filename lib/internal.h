@@ -88,22 +88,67 @@ struct ram_glimpse {
 };
 
 RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *p);
+
+/* Pixels as the sensors read them: floats as they are, or bytes standing
+ * for byte / 255 (the tools' 8-bit images), read through ram_byte_value[]
+ * so that a byte gives exactly the float (float)byte / 255.0f. */
+RAM_HIDDEN extern const float ram_byte_value[256];
+
+/* One image: c x h x w pixels at px, floats or bytes. */
+typedef struct ram_image {
+    const void *px; /* NULL: no image */
+    bool u8;
+} ram_image;
+
+static inline ram_image ram_image_f32(const float *px) {
+    return (ram_image){px, false};
+}
+
+/* A batch of images, as the callers hand them over: exactly one of f (n x
+ * pixels floats), u8 (n x pixels bytes) or each (n pointers to pixels bytes
+ * each: images that are not next to each other, as a shuffled batch of a
+ * kept or memory-mapped set is) is not NULL. */
+typedef struct ram_images {
+    const float *f;
+    const uint8_t *u8;
+    const uint8_t *const *each;
+} ram_images;
+
+static inline ram_images ram_images_f32(const float *f) {
+    return (ram_images){f, NULL, NULL};
+}
+
+/* Image i of a batch of images of `pixels` pixels each. */
+static inline ram_image ram_images_at(ram_images b, size_t i, size_t pixels) {
+    if (b.f) return (ram_image){b.f + i * pixels, false};
+    return (ram_image){b.u8 ? b.u8 + i * pixels : b.each[i], true};
+}
+
+/* The batch from image i0 on. */
+static inline ram_images ram_images_from(ram_images b, size_t i0, size_t pixels) {
+    return (ram_images){b.f ? b.f + i0 * pixels : NULL, b.u8 ? b.u8 + i0 * pixels : NULL,
+                        b.each ? b.each + i0 : NULL};
+}
+
+/* Whether no image is given (a NULL array, or a NULL among n pointers). */
+RAM_HIDDEN bool ram_images_missing(ram_images b, int n);
+
 /* One image (c x h x w) at one location (already in the image's [-1, 1] frame). */
-RAM_HIDDEN void ram_glimpse_one(const struct ram_glimpse *g, const float *img, int c, int h, int w,
+RAM_HIDDEN void ram_glimpse_one(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
                                 float lx, float ly, float *out);
 /* ram_glimpse_one(), asking for the cache lines of the image `next`'s
- * glimpse at (nx, ny) (NULL: none) while this one is summed: the batched
- * forward pass's way through a batch of large images. */
-RAM_HIDDEN void ram_glimpse_one_ahead(const struct ram_glimpse *g, const float *img, int c, int h,
-                                      int w, float lx, float ly, float *out, const float *next,
+ * glimpse at (nx, ny) (next.px NULL: none) while this one is summed: the
+ * batched forward pass's way through a batch of large images. */
+RAM_HIDDEN void ram_glimpse_one_ahead(const struct ram_glimpse *g, ram_image img, int c, int h,
+                                      int w, float lx, float ly, float *out, ram_image next,
                                       float nx, float ny);
 /* Only rows [p0, p1) of every patch (every scale and channel) of that glimpse:
  * how threads share one image's glimpse. */
-RAM_HIDDEN void ram_glimpse_rows(const struct ram_glimpse *g, const float *img, int c, int h, int w,
+RAM_HIDDEN void ram_glimpse_rows(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
                                  float lx, float ly, float *out, int p0, int p1);
 /* A hint: fetch the cache lines of rows [p0, p1) of the widest square's
  * cells, so that a large image's misses overlap (glimpse.c says more). */
-RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, const float *img, int c, int h,
+RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, ram_image img, int c, int h,
                                      int w, float lx, float ly, int p0, int p1);
 
 /* ---- the soft sensor (glimpse_soft.c) ---- */
@@ -113,7 +158,7 @@ RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, const float *i
  * at the centre of cell (i, j) of the square of side side[k] centred on
  * the location; zeros outside.  The glimpse calls above come here for a
  * SOFT sensor. */
-RAM_HIDDEN void ram_glimpse_soft_rows(const struct ram_glimpse *g, const float *img, int c, int h,
+RAM_HIDDEN void ram_glimpse_soft_rows(const struct ram_glimpse *g, ram_image img, int c, int h,
                                       int w, float lx, float ly, float *out, int p0, int p1);
 /* d out / d lx and d out / d ly of every value of that glimpse (jx, jy: as
  * out), the right-hand derivative where a sample is on a pixel centre. */
@@ -121,9 +166,9 @@ RAM_HIDDEN void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const flo
                                           int h, int w, float lx, float ly, float *jx, float *jy);
 /* The same contracted with dout (the loss gradient w.r.t. the glimpse):
  * *dlx = sum dout * jx, *dly = sum dout * jy. */
-RAM_HIDDEN void ram_glimpse_soft_backward(const struct ram_glimpse *g, const float *img, int c,
-                                          int h, int w, float lx, float ly, const float *dout,
-                                          float *dlx, float *dly);
+RAM_HIDDEN void ram_glimpse_soft_backward(const struct ram_glimpse *g, ram_image img, int c, int h,
+                                          int w, float lx, float ly, const float *dout, float *dlx,
+                                          float *dly);
 
 /* ---- layers (layers.c, kernels.c): batched, row-major, rows = batch ---- */
 
@@ -400,7 +445,7 @@ static inline float *ram_top_state(const struct ram_model *m, const ram_ws *ws) 
 
 /* One image (c x h x w) average-pooled to c x s x s (ram_model_params.context
  * says how). */
-RAM_HIDDEN void ram_context_pool(const float *img, int c, int h, int w, int s, float *out);
+RAM_HIDDEN void ram_context_pool(ram_images img, int c, int h, int w, int s, float *out);
 
 /* ---- thread team (team.c) ---- */
 
@@ -442,7 +487,7 @@ RAM_HIDDEN void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, co
  * RAM_GEMV_MAX_ROWS images ws's gather buffers). */
 RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w,
                                        const uint16_t *w16, const ram_cols *cols, ram_ws *ws,
-                                       const float *images, int n, ram_loc_mode mode,
+                                       ram_images images, int n, ram_loc_mode mode,
                                        const float *eps_or_locs, float std, ram_team *team);
 /* After a forward pass of n images in ws: the first image whose glimpses
  * read a NaN or Inf pixel, or -1; *step gets that glimpse's step (0-based).
@@ -465,6 +510,10 @@ RAM_HIDDEN void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n,
 RAM_HIDDEN void ram_model_backward_soft(const struct ram_model *m, ram_ws *ws, int n,
                                         const float *images, ram_loc_mode mode, const float *dmu,
                                         bool detach_core);
+/* The same, the images as the forward pass took them (floats or bytes). */
+RAM_HIDDEN void ram_model_backward_images(const struct ram_model *m, ram_ws *ws, int n,
+                                          ram_images images, ram_loc_mode mode, const float *dmu,
+                                          bool detach_core);
 
 /* ---- policy (reinforce.c) ---- */
 

@@ -198,7 +198,7 @@ static const float *state_weights(const ram_state *st, const ram_model *m) {
 typedef struct slice_job {
     const ram_model *m;
     ram_state *st;
-    const float *images;
+    ram_images images;
     int n;
     ram_loc_mode mode;
     float std;
@@ -218,14 +218,16 @@ static void forward_slice(void *arg, int k, int nt) {
                    sizeof(float) * 2 * ni);
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
     ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, &j->st->cols, ws,
-                           j->images + i0 * img, ni, j->mode,
+                           ram_images_from(j->images, i0, img), ni, j->mode,
                            j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
 }
 
-static ram_status classify(const ram_model *m, ram_state *st, const float *images, int n,
+/* ram_model_classify_ex() and ram_model_classify_seq() on floats or bytes:
+ * `seq` gives a multi-object model's every label rather than its last. */
+static ram_status classify(const ram_model *m, ram_state *st, ram_images images, int n,
                            ram_loc_source source, ram_policy *pol, int *labels, float *probs,
                            float *locs, bool seq) {
-    if (!m || !st || !images)
+    if (!m || !st || ram_images_missing(images, 1))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: NULL model, state or images");
     if (n < 1 || n > st->max_batch)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: n = %d not in [1, %d] (state size)", n,
@@ -297,19 +299,31 @@ static ram_status classify(const ram_model *m, ram_state *st, const float *image
     return RAM_OK;
 }
 
-ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
-                                 ram_loc_source source, ram_policy *pol, int *labels, float *probs,
-                                 float *locs) {
-    return classify(m, st, images, n, source, pol, labels, probs, locs, false);
-}
-
 ram_status ram_model_classify_seq(const ram_model *m, ram_state *st, const float *images, int n,
                                   ram_loc_source source, ram_policy *pol, int *labels, float *probs,
                                   float *locs) {
-    return classify(m, st, images, n, source, pol, labels, probs, locs, true);
+    return classify(m, st, ram_images_f32(images), n, source, pol, labels, probs, locs, true);
 }
 
 ram_status ram_model_classify(const ram_model *m, ram_state *st, const float *images, int n,
                               int *labels, float *probs, float *locs) {
     return ram_model_classify_ex(m, st, images, n, RAM_LOCS_MEAN, NULL, labels, probs, locs);
+}
+
+ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, const float *images, int n,
+                                 ram_loc_source source, ram_policy *pol, int *labels, float *probs,
+                                 float *locs) {
+    return classify(m, st, ram_images_f32(images), n, source, pol, labels, probs, locs, false);
+}
+
+ram_status ram_model_classify_ex_u8(const ram_model *m, ram_state *st, const uint8_t *images, int n,
+                                    ram_loc_source source, ram_policy *pol, int *labels,
+                                    float *probs, float *locs) {
+    const ram_images b = {NULL, images, NULL};
+    return classify(m, st, b, n, source, pol, labels, probs, locs, false);
+}
+
+ram_status ram_model_classify_u8(const ram_model *m, ram_state *st, const uint8_t *images, int n,
+                                 int *labels, float *probs, float *locs) {
+    return ram_model_classify_ex_u8(m, st, images, n, RAM_LOCS_MEAN, NULL, labels, probs, locs);
 }

@@ -55,7 +55,7 @@ struct ram_trainer {
     bool avg_in;   /* swap_average() put the average into the model (and the weights into it) */
     ram_rng rng;   /* shuffling */
     /* the batch being processed */
-    const float *images;
+    ram_images images;
     const int *labels;
     int n;
     bool training;
@@ -190,7 +190,7 @@ static void run_slice(ram_trainer *t, worker *wk) {
         return;
     }
     const size_t img = (size_t)m->p.channels * m->p.height * m->p.width;
-    const float *images = t->images + wk->i0 * img;
+    const ram_images images = ram_images_from(t->images, wk->i0, img);
     const int *labels = t->labels + (size_t)wk->i0 * S;
     ram_ws *ws = &wk->ws;
 
@@ -238,8 +238,8 @@ static void run_slice(ram_trainer *t, worker *wk) {
     }
     memset(ws->grad, 0, sizeof(float) * m->n_params);
     if (soft)
-        ram_model_backward_soft(m, ws, n, images, sampled ? RAM_LOC_SAMPLE : RAM_LOC_MEAN,
-                                sampled ? wk->dmu : NULL, pol->p.detach_core);
+        ram_model_backward_images(m, ws, n, images, sampled ? RAM_LOC_SAMPLE : RAM_LOC_MEAN,
+                                  sampled ? wk->dmu : NULL, pol->p.detach_core);
     else
         ram_model_backward(m, ws, n, wk->dmu, pol->p.detach_core);
     if (pol->n_bw) memset(wk->gbw, 0, sizeof(float) * pol->n_bw);
@@ -401,12 +401,15 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
 
 /* ---- steps ---- */
 
-static ram_status check_batch(const ram_trainer *t, const float *images, const int *labels, int n,
+static ram_status check_batch(const ram_trainer *t, ram_images images, const int *labels, int n,
                               int max_n, const char *what) {
-    if (!t || !images || !labels)
+    if (!t || !labels || ram_images_missing(images, 1))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
     if (n < 1 || n > max_n)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n = %d not in [1, %d]", what, n, max_n);
+    /* n is known good now: every pointer of a list can be looked at. */
+    if (ram_images_missing(images, n))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL image pointer", what);
     const int K = t->m->p.classes;
     const long count = (long)n * t->m->p.objects;
     for (long i = 0; i < count; i++)
@@ -523,11 +526,12 @@ static ram_status refuse_objects(const ram_trainer *t, const char *what) {
                     t->m->p.objects, what, t->m->p.objects);
 }
 
-static ram_status train_batch(ram_trainer *t, const float *images, const int *labels, int n,
-                              ram_train_stats *stats) {
-    ram_status s = check_batch(t, images, labels, n, t ? t->p.max_batch : 0, "train_batch");
+/* ram_trainer_train_batch() on floats or bytes (`what`: the caller's name). */
+static ram_status train_batch(ram_trainer *t, ram_images images, const int *labels, int n,
+                              ram_train_stats *stats, const char *what) {
+    ram_status s = check_batch(t, images, labels, n, t ? t->p.max_batch : 0, what);
     if (s) return s;
-    if (t->avg_in) return refuse_average_in("train_batch");
+    if (t->avg_in) return refuse_average_in(what);
     const int T = t->m->p.glimpses;
     const ram_rng rng_before = t->pol->rng; /* a failed step must change nothing */
     for (size_t i = 0; i < (size_t)n * T * 2; i++)
@@ -537,7 +541,7 @@ static ram_status train_batch(ram_trainer *t, const float *images, const int *la
     t->n = n;
     t->training = true;
     run_all(t, n);
-    if ((s = check_glimpses(t, 0, "train_batch"))) {
+    if ((s = check_glimpses(t, 0, what))) {
         t->pol->rng = rng_before;
         return s;
     }
@@ -551,9 +555,9 @@ static ram_status train_batch(ram_trainer *t, const float *images, const int *la
         if (t->w[k].policy_failed) {
             t->pol->rng = rng_before;
             return ram_fail(RAM_ERR_NUMERIC,
-                            "train_batch: non-finite location mean or baseline at step %ld; "
+                            "%s: non-finite location mean or baseline at step %ld; "
                             "weights unchanged (lower the learning rate)",
-                            t->opt.step);
+                            what, t->opt.step);
         }
     const sums sum = sum_workers(t, gb);
     if (t->hook) {
@@ -562,9 +566,9 @@ static ram_status train_batch(ram_trainer *t, const float *images, const int *la
         if (hs != RAM_OK) {
             t->pol->rng = rng_before;
             return ram_fail(hs,
-                            "train_batch: the gradient hook failed (status %d) at step %ld; "
+                            "%s: the gradient hook failed (status %d) at step %ld; "
                             "weights unchanged",
-                            (int)hs, t->opt.step);
+                            what, (int)hs, t->opt.step);
         }
         run_job(t, JOB_NORM);
     }
@@ -577,9 +581,9 @@ static ram_status train_batch(ram_trainer *t, const float *images, const int *la
     if (!isfinite(norm) || !isfinite(sum.nll)) {
         t->pol->rng = rng_before;
         return ram_fail(RAM_ERR_NUMERIC,
-                        "train_batch: non-finite loss or gradient at step %ld; weights unchanged "
+                        "%s: non-finite loss or gradient at step %ld; weights unchanged "
                         "(lower the learning rate, or raise the location std)",
-                        t->opt.step);
+                        what, t->opt.step);
     }
     const float lr = ram_optim_lr(&t->opt);
     apply_update(t, gb, norm, lr);
@@ -590,29 +594,44 @@ static ram_status train_batch(ram_trainer *t, const float *images, const int *la
 ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels, int n,
                                    ram_train_stats *stats) {
     if (t && t->m->p.objects > 1) return refuse_objects(t, "train_batch");
-    return train_batch(t, images, labels, n, stats);
+    return train_batch(t, ram_images_f32(images), labels, n, stats, "train_batch");
 }
 
 ram_status ram_trainer_train_batch_seq(ram_trainer *t, const float *images, const int *labels,
                                        int n, ram_train_stats *stats) {
-    return train_batch(t, images, labels, n, stats);
+    return train_batch(t, ram_images_f32(images), labels, n, stats, "train_batch_seq");
 }
 
-static ram_status evaluate(ram_trainer *t, const float *images, const int *labels, int n,
-                           double *error, double *object_error) {
-    ram_status s = check_batch(t, images, labels, n, 1 << 30, "evaluate");
+ram_status ram_trainer_train_batch_u8(ram_trainer *t, const uint8_t *images, const int *labels,
+                                      int n, ram_train_stats *stats) {
+    if (t && t->m->p.objects > 1) return refuse_objects(t, "train_batch_u8");
+    const ram_images b = {NULL, images, NULL};
+    return train_batch(t, b, labels, n, stats, "train_batch_u8");
+}
+
+ram_status ram_trainer_train_batch_u8_ptrs(ram_trainer *t, const uint8_t *const *images,
+                                           const int *labels, int n, ram_train_stats *stats) {
+    if (t && t->m->p.objects > 1) return refuse_objects(t, "train_batch_u8_ptrs");
+    const ram_images b = {NULL, NULL, images};
+    return train_batch(t, b, labels, n, stats, "train_batch_u8_ptrs");
+}
+
+/* ram_trainer_evaluate() and _seq() on floats or bytes. */
+static ram_status evaluate(ram_trainer *t, ram_images images, const int *labels, int n,
+                           double *error, double *object_error, const char *what) {
+    ram_status s = check_batch(t, images, labels, n, 1 << 30, what);
     if (s) return s;
     const size_t img = (size_t)t->m->p.channels * t->m->p.height * t->m->p.width;
     const int S = t->m->p.objects;
     long errors = 0, object_errors = 0;
     for (int i0 = 0; i0 < n; i0 += t->p.max_batch) {
         int b = n - i0 < t->p.max_batch ? n - i0 : t->p.max_batch;
-        t->images = images + i0 * img;
+        t->images = ram_images_from(images, i0, img);
         t->labels = labels + (size_t)i0 * S;
         t->n = b;
         t->training = false;
         run_all(t, b);
-        if ((s = check_glimpses(t, i0, "evaluate"))) return s;
+        if ((s = check_glimpses(t, i0, what))) return s;
         for (int k = 0; k < t->nw; k++) {
             errors += t->w[k].errors;
             object_errors += t->w[k].object_errors;
@@ -627,14 +646,30 @@ ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *
                                 double *error) {
     if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate: error is NULL");
     if (t && t->m->p.objects > 1) return refuse_objects(t, "evaluate");
-    return evaluate(t, images, labels, n, error, NULL);
+    return evaluate(t, ram_images_f32(images), labels, n, error, NULL, "evaluate");
 }
 
 ram_status ram_trainer_evaluate_seq(ram_trainer *t, const float *images, const int *labels, int n,
                                     double *error, double *object_error) {
     if (!error && !object_error)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate_seq: error and object_error are NULL");
-    return evaluate(t, images, labels, n, error, object_error);
+    return evaluate(t, ram_images_f32(images), labels, n, error, object_error, "evaluate_seq");
+}
+
+ram_status ram_trainer_evaluate_u8(ram_trainer *t, const uint8_t *images, const int *labels, int n,
+                                   double *error) {
+    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate_u8: error is NULL");
+    if (t && t->m->p.objects > 1) return refuse_objects(t, "evaluate_u8");
+    const ram_images b = {NULL, images, NULL};
+    return evaluate(t, b, labels, n, error, NULL, "evaluate_u8");
+}
+
+ram_status ram_trainer_evaluate_u8_ptrs(ram_trainer *t, const uint8_t *const *images,
+                                        const int *labels, int n, double *error) {
+    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate_u8_ptrs: error is NULL");
+    if (t && t->m->p.objects > 1) return refuse_objects(t, "evaluate_u8_ptrs");
+    const ram_images b = {NULL, NULL, images};
+    return evaluate(t, b, labels, n, error, NULL, "evaluate_u8_ptrs");
 }
 
 size_t ram_trainer_gradient_size(const ram_trainer *t) {

@@ -25,7 +25,7 @@ START_TEST(context_pooling) {
     float img[24], out[4];
     for (int i = 0; i < 24; i++)
         img[i] = (float)i;
-    ram_context_pool(img, 1, 4, 6, 2, out);
+    ram_context_pool(ram_images_f32(img), 1, 4, 6, 2, out);
     const float want[4] = {(0 + 1 + 2 + 6 + 7 + 8) / 6.0f, (3 + 4 + 5 + 9 + 10 + 11) / 6.0f,
                            (12 + 13 + 14 + 18 + 19 + 20) / 6.0f,
                            (15 + 16 + 17 + 21 + 22 + 23) / 6.0f};
@@ -34,7 +34,7 @@ START_TEST(context_pooling) {
     /* 2 x 2, two channels, to 4 x 4: each pixel repeated over 2 x 2 cells */
     const float small[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     float up[32];
-    ram_context_pool(small, 2, 2, 2, 4, up);
+    ram_context_pool(ram_images_f32(small), 2, 2, 2, 4, up);
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++)

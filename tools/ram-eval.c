@@ -142,11 +142,23 @@ static uint64_t glimpses_on_digit(const job *j, int index, const float *locs) {
 
 /* Batch b of the job's images, classified with st (and pol). */
 static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float *placed,
-                            float *locs) {
+                            unsigned char *bytes, float *locs) {
     const int first = b * j->batch;
     const int count = j->n - first < j->batch ? j->n - first : j->batch;
     const float *img = placed;
-    if (placed && j->set->from_folder) {
+    if (bytes) { /* an 8-bit folder or array: its bytes, as they are */
+        for (int i = 0; i < count; i++) {
+            unsigned char *to = bytes + (size_t)i * (size_t)j->pixels;
+            const unsigned char *px;
+            if (folder_image_u8(&j->set->folder, first + i, to, &px)) {
+                j->status = RAM_ERR_IO;
+                snprintf(j->error, sizeof j->error, "image %d of the set could not be read",
+                         first + i);
+                return RAM_ERR_IO;
+            }
+            if (px != to) memcpy(to, px, (size_t)j->pixels);
+        }
+    } else if (placed && j->set->from_folder) {
         for (int i = 0; i < count; i++)
             if (testset_image(j->set, j->dataset, first + i,
                               placed + (size_t)i * (size_t)j->pixels)) {
@@ -168,7 +180,8 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
     if (pol) ram_policy_seed(pol, j->seed + (uint64_t)b * 0x9E3779B97F4A7C15ull);
     if (j->objects > 1) {
         /* The two digits, as the set's class: the unordered pair's (none for
-         * a digit named twice), or the sum. */
+         * a digit named twice), or the sum.  (Multi-object sets are made
+         * by the tools as floats, never read as bytes.) */
         int *d = j->digits + (size_t)first * j->objects;
         ram_status s =
             ram_model_classify_seq(j->model, st, img, count, j->source, pol, d, NULL, locs);
@@ -178,8 +191,10 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
                                      ? d[2 * i] + d[2 * i + 1]
                                      : dataset_pair_class(d[2 * i], d[2 * i + 1]);
     } else {
-        ram_status s =
-            testset_classify(j->model, st, j->source, pol, img, count, j->pred + first, NULL, locs);
+        ram_status s = bytes ? testset_classify_u8(j->model, st, j->source, pol, bytes, count,
+                                                   j->pred + first, NULL, locs)
+                             : testset_classify(j->model, st, j->source, pol, img, count,
+                                                j->pred + first, NULL, locs);
         if (s != RAM_OK)
             return job_fail(
                 j, s, j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
@@ -195,10 +210,15 @@ static void *run_job(void *arg) {
     ram_state *st = NULL;
     ram_policy *pol = NULL;
     float *placed = NULL, *locs = NULL;
+    unsigned char *bytes = NULL;
     if (j->dataset != DATASET_MNIST || j->set->from_folder) {
-        placed = malloc((size_t)j->batch * (size_t)j->pixels * sizeof *placed);
+        const size_t room = (size_t)j->batch * (size_t)j->pixels;
+        if (j->set->from_folder && folder_has_bytes(&j->set->folder))
+            bytes = malloc(room);
+        else
+            placed = malloc(room * sizeof *placed);
         locs = malloc((size_t)j->batch * (size_t)j->glimpses * 2 * sizeof *locs);
-        if (!placed || !locs) {
+        if (!(placed || bytes) || !locs) {
             j->status = RAM_ERR_OUT_OF_MEMORY;
             snprintf(j->error, sizeof j->error, "out of memory for a batch of %d images", j->batch);
             goto done;
@@ -216,11 +236,12 @@ static void *run_job(void *arg) {
     }
     int nbatches = (j->n + j->batch - 1) / j->batch;
     for (int b = j->index; b < nbatches; b += j->stride)
-        if (job_batch(j, b, st, pol, placed, locs) != RAM_OK) break;
+        if (job_batch(j, b, st, pol, placed, bytes, locs) != RAM_OK) break;
 done:
     ram_policy_free(pol);
     ram_state_free(st);
     free(placed);
+    free(bytes);
     free(locs);
     return NULL;
 }

@@ -65,7 +65,9 @@
  *
  * Layouts
  *   Images are float32, N x C x H x W, row-major (NCHW), values typically in
- *   [0, 1].  Locations are (x, y) pairs in [-1, 1]: x is horizontal (columns,
+ *   [0, 1]; or, through the functions named _u8 (the end of this header),
+ *   8-bit, N x C x H x W bytes, each byte b standing for the float
+ *   (float)b / 255.0f exactly.  Locations are (x, y) pairs in [-1, 1]: x is horizontal (columns,
  *   -1 = left edge), y vertical (rows, -1 = top edge), (0, 0) the image centre.
  */
 /** @file ram.h
@@ -961,6 +963,53 @@ typedef ram_status (*ram_gradient_fn)(float *grad, size_t count, void *user);
 RAM_API ram_status ram_trainer_set_gradient_hook(ram_trainer *t, ram_gradient_fn fn, void *user);
 /** Length of the gradient a hook sees: model parameters + baseline weights. */
 RAM_API size_t ram_trainer_gradient_size(const ram_trainer *t);
+
+/* ---- 8-bit images ----------------------------------------------------------- */
+
+/**
+ * @name 8-bit images
+ * The functions above that take images, taking them as bytes: N x C x H x W
+ * unsigned bytes (the model's or the call's shape), byte b standing for the
+ * pixel value (float)b / 255.0f, correctly rounded.  A call on bytes gives
+ * the very bits the same call gives on the floats converted that way
+ * (outputs, locations, trained weights and checkpoints), at the cost of a
+ * byte read per pixel a glimpse looks at: no image is ever converted whole,
+ * so a batch of large images costs no more to hand over than its glimpses
+ * cost to cut.  Errors, threads and memory as for the float functions (a
+ * byte cannot be NaN or Inf, so NUMERIC comes only from the model).
+ *
+ * The _u8_ptrs forms take n pointers, one per image (each C x H x W bytes,
+ * anywhere: in a memory-mapped file, in a data set kept in memory), so that
+ * a shuffled batch is handed over without being copied together; a NULL
+ * among them is INVALID_ARGUMENT.
+ * @{
+ */
+/** ram_glimpse_extract() on bytes. */
+RAM_API ram_status ram_glimpse_extract_u8(const ram_glimpse *g, const uint8_t *images, int n, int c,
+                                          int h, int w, const float *locs, float *out,
+                                          size_t out_len);
+/** ram_model_classify() on bytes. */
+RAM_API ram_status ram_model_classify_u8(const ram_model *m, ram_state *st, const uint8_t *images,
+                                         int n, int *labels, float *probs, float *locs);
+/** ram_model_classify_ex() on bytes. */
+RAM_API ram_status ram_model_classify_ex_u8(const ram_model *m, ram_state *st,
+                                            const uint8_t *images, int n, ram_loc_source source,
+                                            ram_policy *pol, int *labels, float *probs,
+                                            float *locs);
+/** ram_trainer_train_batch() on bytes. */
+RAM_API ram_status ram_trainer_train_batch_u8(ram_trainer *t, const uint8_t *images,
+                                              const int *labels, int n, ram_train_stats *stats);
+/** ram_trainer_train_batch() on n images of bytes, each at its own address. */
+RAM_API ram_status ram_trainer_train_batch_u8_ptrs(ram_trainer *t, const uint8_t *const *images,
+                                                   const int *labels, int n,
+                                                   ram_train_stats *stats);
+/** ram_trainer_evaluate() on bytes. */
+RAM_API ram_status ram_trainer_evaluate_u8(ram_trainer *t, const uint8_t *images, const int *labels,
+                                           int n, double *error);
+/** ram_trainer_evaluate() on n images of bytes, each at its own address. */
+RAM_API ram_status ram_trainer_evaluate_u8_ptrs(ram_trainer *t, const uint8_t *const *images,
+                                                const int *labels, int n, double *error);
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -92,25 +92,44 @@ image_cache *cache_open(const char *prog, const char *dir, uint64_t fingerprint,
     return c;
 }
 
-int cache_get(image_cache *c, int i, float *out) {
+const unsigned char *cache_peek(image_cache *c, int i) {
     if (!c || i < 0 || i >= c->n ||
         atomic_load_explicit(&c->state[i], memory_order_acquire) != FULL)
-        return 0;
-    const unsigned char *src = c->map + c->data_at + (size_t)i * c->pixels;
+        return NULL;
+    return c->map + c->data_at + (size_t)i * c->pixels;
+}
+
+int cache_get(image_cache *c, int i, float *out) {
+    const unsigned char *src = cache_peek(c, i);
+    if (!src) return 0;
     for (size_t p = 0; p < c->pixels; p++)
         out[p] = (float)src[p] / 255.0f;
     return 1;
 }
 
-void cache_put(image_cache *c, int i, const float *px) {
-    if (!c || i < 0 || i >= c->n) return;
+/* Image i's place in the file when this caller is to write it, else NULL
+ * (there already, or being written by another thread). */
+static unsigned char *claim(image_cache *c, int i) {
+    if (!c || i < 0 || i >= c->n) return NULL;
     unsigned char expect = EMPTY;
     if (!atomic_compare_exchange_strong_explicit(&c->state[i], &expect, WRITING,
                                                  memory_order_acquire, memory_order_relaxed))
-        return; /* there, or being written by another thread */
-    unsigned char *dst = c->map + c->data_at + (size_t)i * c->pixels;
+        return NULL;
+    return c->map + c->data_at + (size_t)i * c->pixels;
+}
+
+void cache_put(image_cache *c, int i, const float *px) {
+    unsigned char *dst = claim(c, i);
+    if (!dst) return;
     for (size_t p = 0; p < c->pixels; p++)
         dst[p] = (unsigned char)(px[p] * 255.0f + 0.5f);
+    atomic_store_explicit(&c->state[i], FULL, memory_order_release);
+}
+
+void cache_put_bytes(image_cache *c, int i, const unsigned char *px) {
+    unsigned char *dst = claim(c, i);
+    if (!dst) return;
+    memcpy(dst, px, c->pixels);
     atomic_store_explicit(&c->state[i], FULL, memory_order_release);
 }
 

@@ -27,11 +27,17 @@ image_cache *cache_open(const char *prog, const char *dir, uint64_t fingerprint,
  * when not (out untouched).  Safe from several threads at once. */
 int cache_get(image_cache *c, int i, float *out);
 
+/* Image i's bytes in the cache (c x h x w, byte / 255 being the pixel),
+ * valid until cache_close(); NULL when it is not in the cache.  Safe from
+ * several threads at once. */
+const unsigned char *cache_peek(image_cache *c, int i);
 /* Keep image i (px: floats that are whole multiples of 1/255, as a
  * streamed set rounds them).  The first caller for an image writes it;
  * others return at once.  Safe from several threads at once. */
 void cache_put(image_cache *c, int i, const float *px);
 
+/* cache_put() of the bytes themselves. */
+void cache_put_bytes(image_cache *c, int i, const unsigned char *px);
 /* How many images the cache holds (for the progress report). */
 int cache_count(const image_cache *c);
 

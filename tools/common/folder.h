@@ -106,6 +106,17 @@ int folder_probe_pair(const char *prog, const char *images, int *c, int *h, int 
  * Safe to call from several threads at once. */
 int folder_image(const folder_set *s, int k, float *out);
 
+/* Whether every pixel of the set is a byte / 255 (image files, kept or
+ * streamed, and 8-bit arrays; not 16-bit or float arrays), so that
+ * folder_image_u8() can give its images. */
+int folder_has_bytes(const folder_set *s);
+/* Image k as c * h * w bytes standing for folder_image()'s floats (byte /
+ * 255): *px points at them, in the set itself when they are there as they
+ * are (kept files, the cache of a streamed set, an 8-bit array of one
+ * channel or of channel planes at the canvas's size: valid while the set
+ * is), else in buf, which holds c * h * w bytes.  Returns as folder_image();
+ * only for a set folder_has_bytes() says yes to. */
+int folder_image_u8(const folder_set *s, int k, unsigned char *buf, const unsigned char **px);
 /* Images ks[0..n) will be read soon: the pages of an array larger than
  * half of the memory are asked of the kernel now (madvise), so that reading
  * them later does not wait for the disk.  No-op for other sets. */

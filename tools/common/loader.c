@@ -9,8 +9,7 @@
 #include <string.h>
 
 typedef struct slot {
-    float *images;
-    int *labels;
+    loader_batch b;
     int n; /* images made, or -1: the fill failed */
 } slot;
 
@@ -36,7 +35,7 @@ static void *run(void *arg) {
         pthread_mutex_unlock(&l->lock);
         if (stop) break;
         slot *s = &l->slots[b % (l->depth + 1)];
-        s->n = l->fill(l->user, b, s->images, s->labels);
+        s->n = l->fill(l->user, b, &s->b);
         pthread_mutex_lock(&l->lock);
         l->made = b + 1;
         pthread_cond_signal(&l->filled);
@@ -46,7 +45,7 @@ static void *run(void *arg) {
     return NULL;
 }
 
-int loader_start(const char *prog, int depth, int max_batch, size_t pixels, long count,
+int loader_start(const char *prog, int depth, int max_batch, size_t image_bytes, long count,
                  loader_fill_fn fill, void *user, loader **out) {
     *out = NULL;
     loader *l = calloc(1, sizeof *l);
@@ -61,16 +60,18 @@ int loader_start(const char *prog, int depth, int max_batch, size_t pixels, long
     l->user = user;
     int ok = 1;
     for (int i = 0; i <= depth && ok; i++) {
-        l->slots[i].images = malloc(sizeof(float) * pixels * (size_t)max_batch);
-        l->slots[i].labels = malloc(sizeof(int) * (size_t)max_batch);
-        ok = l->slots[i].images && l->slots[i].labels;
+        loader_batch *b = &l->slots[i].b;
+        b->images = malloc(image_bytes * (size_t)max_batch);
+        b->each = malloc(sizeof *b->each * (size_t)max_batch);
+        b->labels = malloc(sizeof(int) * (size_t)max_batch);
+        ok = b->images && b->each && b->labels;
     }
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->filled, NULL);
     pthread_cond_init(&l->emptied, NULL);
     if (!ok) {
-        fprintf(stderr, "%s: out of memory for %d batches of %d images of %zu floats\n", prog,
-                depth + 1, max_batch, pixels);
+        fprintf(stderr, "%s: out of memory for %d batches of %d images of %zu bytes\n", prog,
+                depth + 1, max_batch, image_bytes);
     } else if (pthread_create(&l->thread, NULL, run, l) != 0) {
         fprintf(stderr, "%s: cannot start the loader thread\n", prog);
         ok = 0;
@@ -84,7 +85,7 @@ int loader_start(const char *prog, int depth, int max_batch, size_t pixels, long
     return 0;
 }
 
-int loader_next(loader *l, const float **images, const int **labels, int *n) {
+int loader_next(loader *l, const loader_batch **b, int *n) {
     pthread_mutex_lock(&l->lock);
     if (l->taken >= l->count) { /* asked for more than was started */
         pthread_mutex_unlock(&l->lock);
@@ -100,8 +101,7 @@ int loader_next(loader *l, const float **images, const int **labels, int *n) {
         l->count = l->taken; /* the thread stopped there */
         return -1;
     }
-    *images = s->images;
-    *labels = s->labels;
+    *b = &s->b;
     *n = s->n;
     return 0;
 }
@@ -116,8 +116,9 @@ void loader_free(loader *l) {
         pthread_join(l->thread, NULL);
     }
     for (int i = 0; i <= l->depth; i++) {
-        free(l->slots[i].images);
-        free(l->slots[i].labels);
+        free(l->slots[i].b.images);
+        free(l->slots[i].b.each);
+        free(l->slots[i].b.labels);
     }
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->filled);

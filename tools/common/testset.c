@@ -228,6 +228,15 @@ ram_status testset_classify(const ram_model *m, ram_state *st, int source, ram_p
                                  locs);
 }
 
+ram_status testset_classify_u8(const ram_model *m, ram_state *st, int source, ram_policy *pol,
+                               const unsigned char *images, int n, int *labels, float *probs,
+                               float *locs) {
+    if (source == RAM_LOCS_MEAN)
+        return ram_model_classify_u8(m, st, images, n, labels, probs, locs);
+    return ram_model_classify_ex_u8(m, st, images, n, (ram_loc_source)source, pol, labels, probs,
+                                    locs);
+}
+
 ram_status testset_policy(const ram_model *m, int source, uint64_t seed, ram_policy **pol) {
     *pol = NULL;
     if (source != RAM_LOCS_SAMPLED && source != RAM_LOCS_RANDOM) return RAM_OK;

@@ -64,6 +64,10 @@ int testset_image(const testset *s, int dataset, int k, float *out);
 /* ram_model_classify(), or ram_model_classify_ex() for other sources. */
 ram_status testset_classify(const ram_model *m, ram_state *st, int source, ram_policy *pol,
                             const float *images, int n, int *labels, float *probs, float *locs);
+/* testset_classify() on 8-bit images (folder_image_u8()'s bytes, n x c x h x w). */
+ram_status testset_classify_u8(const ram_model *m, ram_state *st, int source, ram_policy *pol,
+                               const unsigned char *images, int n, int *labels, float *probs,
+                               float *locs);
 
 /* A policy for the sources that draw random numbers (sampled, random), NULL
  * for the others; RAM_OK or the failure. */

@@ -25,6 +25,14 @@ typedef struct run {
     float *images, *val_images, *batch_images, *warped, *plain;
     folder_set folder, val_folder; /* an image folder's training and validation images */
     int from_folder, channels;
+    /* An 8-bit image folder or array trained on without augmentation is
+     * handed to the library as bytes (pointers to each image, into the set
+     * where it is kept: nothing converted, nothing copied that is not made
+     * anyway); val_images and batch_images are then unused. */
+    int bytes;
+    unsigned char *val_bytes, *batch_bytes; /* room for images not kept as they are */
+    const unsigned char **val_each, **batch_each;
+    loader_batch own; /* the batch made here when there is no loader */
     int *labels, *perm, *batch_labels, *val_owned;
     const int *val_labels;
     /* Validation: val_loaded images and labels made once (all of them), or
@@ -65,18 +73,29 @@ static void *alloc(run *r, size_t bytes) {
     return p;
 }
 
-/* Validation images first..first+n of an image folder into images and
- * labels: how many could be read (a streamed file can fail: passed over
- * with --on-bad skip), or -1. */
-static int fill_val(run *r, int first, int n, float *images, int *labels) {
+/* Validation images first..first+n of an image folder into val_images
+ * (or val_each, as bytes) and labels: how many could be read (a streamed
+ * file can fail: passed over with --on-bad skip), or -1. */
+static int fill_val(run *r, int first, int n, int *labels) {
     const folder_set *v = r->val_set;
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        const int got = folder_image(v, first + i, images + (size_t)kept * r->pixels);
+        const size_t at = (size_t)kept * r->pixels;
+        const int got = r->bytes
+                            ? folder_image_u8(v, first + i, r->val_bytes + at, &r->val_each[kept])
+                            : folder_image(v, first + i, r->val_images + at);
         if (got < 0) return -1;
         if (got == 0) labels[kept++] = folder_label(v, first + i);
     }
     return kept;
+}
+
+/* Whether the run hands its images over as bytes: an 8-bit source (and
+ * validation set), and no augmentation, which works on floats. */
+static int trains_on_bytes(const run *r, const folder_set *v) {
+    const train_options *o = r->o;
+    return folder_has_bytes(&r->folder) && folder_has_bytes(v) && !o->shift && !(o->rotate > 0) &&
+           !(o->zoom > 0) && !o->flip;
 }
 
 /* The canvas of an image folder's model into *mp: --init's (and its fit
@@ -156,15 +175,20 @@ static int load_folder(run *r) {
         r->labels[k] = folder_label(&r->folder, k);
     r->val_set = v;
     r->val_first = v->n - o->val;
-    /* Validation images as floats take at most 256 MiB at a time. */
+    r->bytes = trains_on_bytes(r, v);
+    /* Validation images as floats take at most 256 MiB at a time (as
+     * bytes, a quarter of that: the same chunks, the same figures). */
     const long most = (256L << 20) / ((long)sizeof(float) * r->pixels);
     r->val_chunk = o->val < most ? o->val : most > 0 ? (int)most : 1;
-    if (!(r->val_images = alloc(r, sizeof(float) * r->val_chunk * r->pixels)) ||
+    const size_t room = (size_t)r->val_chunk * r->pixels;
+    if (!(r->bytes ? (r->val_bytes = alloc(r, room)) &&
+                         (r->val_each = alloc(r, sizeof *r->val_each * r->val_chunk))
+                   : !!(r->val_images = alloc(r, sizeof(float) * room))) ||
         !(r->val_owned = alloc(r, sizeof(int) * r->val_chunk)))
         return -1;
     r->val_labels = r->val_owned;
     if (r->val_chunk < o->val) return 0; /* made at each evaluation */
-    r->val_loaded = fill_val(r, r->val_first, o->val, r->val_images, r->val_owned);
+    r->val_loaded = fill_val(r, r->val_first, o->val, r->val_owned);
     return r->val_loaded < 0 ? -1 : 0;
 }
 
@@ -419,8 +443,15 @@ static int alloc_batches(run *r) {
                        (r->plain = alloc(r, sizeof(float) * r->pixels))
                    ? 0
                    : -1;
-    r->batch_images = alloc(r, sizeof(float) * o->batch * r->pixels);
     r->batch_labels = alloc(r, sizeof(int) * o->batch * r->objects);
+    if (r->bytes) {
+        r->batch_bytes = alloc(r, (size_t)o->batch * r->pixels);
+        r->batch_each = alloc(r, sizeof *r->batch_each * o->batch);
+        r->own = (loader_batch){r->batch_bytes, r->batch_each, r->batch_labels};
+        return r->perm && r->batch_bytes && r->batch_each && r->batch_labels ? 0 : -1;
+    }
+    r->batch_images = alloc(r, sizeof(float) * o->batch * r->pixels);
+    r->own = (loader_batch){r->batch_images, NULL, r->batch_labels};
     if (warp) r->warped = alloc(r, sizeof(float) * r->pixels); /* >= 28 x 28 unless mnist */
     if (r->from_folder) r->plain = alloc(r, sizeof(float) * r->pixels);
     return r->perm && r->batch_images && r->batch_labels && (!warp || r->warped) &&
@@ -461,10 +492,29 @@ static int fill_folder_batch(run *r, const int *slice, int n, uint64_t seed, flo
     return kept;
 }
 
-/* Training images slice[0..n) of this epoch (its seed) into images and
- * labels: how many (fewer when a streamed file was skipped), or -1. */
-static int fill_batch(run *r, const int *slice, int n, uint64_t seed, float *images, int *labels) {
+/* fill_folder_batch() as bytes: b->each[i] points at image i's bytes,
+ * in the set or in b->images. */
+static int fill_bytes_batch(run *r, const int *slice, int n, loader_batch *b) {
+    unsigned char *room = b->images;
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        const int k = slice[i];
+        const int got =
+            folder_image_u8(&r->folder, k, room + (size_t)kept * r->pixels, &b->each[kept]);
+        if (got < 0) return -1;
+        r->skipped_now += got;
+        if (!got) b->labels[kept++] = r->labels[k];
+    }
+    return kept;
+}
+
+/* Training images slice[0..n) of this epoch (its seed) into b: how many
+ * (fewer when a streamed file was skipped), or -1. */
+static int fill_batch(run *r, const int *slice, int n, uint64_t seed, loader_batch *b) {
     const train_options *o = r->o;
+    if (r->bytes) return fill_bytes_batch(r, slice, n, b);
+    float *images = b->images;
+    int *labels = b->labels;
     if (r->from_folder) return fill_folder_batch(r, slice, n, seed, images, labels);
     const int mnist = o->dataset == DATASET_MNIST, warp = o->rotate > 0 || o->zoom > 0;
     const int h = r->height, w = r->width, n_digits = r->n_all - o->val;
@@ -503,19 +553,16 @@ static const int *batch_slice(const run *r, long b, int *n) {
 }
 
 /* The loader thread's work: step b's batch. */
-static int fill_step(void *user, long b, float *images, int *labels) {
+static int fill_step(void *user, long b, loader_batch *lb) {
     run *r = user;
     int n;
     const int *slice = batch_slice(r, b, &n);
-    return fill_batch(r, slice, n, r->seed_now, images, labels);
+    return fill_batch(r, slice, n, r->seed_now, lb);
 }
 
 /* Step b's batch: the loader's, or made here. */
-static int next_batch(run *r, long b, const float **images, const int **labels, int *n) {
-    if (r->loader) {
-        if (loader_next(r->loader, images, labels, n)) return -1;
-        return 0;
-    }
+static int next_batch(run *r, long b, const loader_batch **out, int *n) {
+    if (r->loader) return loader_next(r->loader, out, n) ? -1 : 0;
     int want, next;
     const int *slice = batch_slice(r, b, &want);
     /* A mapped array is read here, where the training threads wait for it
@@ -525,9 +572,8 @@ static int next_batch(run *r, long b, const float **images, const int **labels, 
         const int *ahead = batch_slice(r, b + 1, &next);
         folder_prefetch(&r->folder, ahead, next);
     }
-    *n = fill_batch(r, slice, want, r->seed_now, r->batch_images, r->batch_labels);
-    *images = r->batch_images;
-    *labels = r->batch_labels;
+    *n = fill_batch(r, slice, want, r->seed_now, &r->own);
+    *out = &r->own;
     return *n < 0 ? -1 : 0;
 }
 
@@ -541,17 +587,21 @@ static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) 
     progress_start(&pr, o->quiet, t0);
     TRY(ram_trainer_shuffle(r->trainer, r->perm, r->n_train));
     if (r->from_folder && r->folder.streamed &&
-        loader_start(r->prog, o->prefetch, o->batch, (size_t)r->pixels, r->steps, fill_step, r,
+        loader_start(r->prog, o->prefetch, o->batch,
+                     (r->bytes ? 1 : sizeof(float)) * (size_t)r->pixels, r->steps, fill_step, r,
                      &r->loader))
         return -1;
     for (long b = 0; b < r->steps; b++) {
-        const float *images;
-        const int *labels;
+        const loader_batch *batch;
         int n;
-        if (next_batch(r, b, &images, &labels, &n)) return -1;
+        if (next_batch(r, b, &batch, &n)) return -1;
         if (n == 0) continue; /* every image of the batch was skipped */
-        TRY(r->objects > 1 ? ram_trainer_train_batch_seq(r->trainer, images, labels, n, last)
-                           : ram_trainer_train_batch(r->trainer, images, labels, n, last));
+        /* Bytes come from 8-bit files, which hold one object an image. */
+        TRY(r->bytes
+                ? ram_trainer_train_batch_u8_ptrs(r->trainer, batch->each, batch->labels, n, last)
+            : r->objects > 1
+                ? ram_trainer_train_batch_seq(r->trainer, batch->images, batch->labels, n, last)
+                : ram_trainer_train_batch(r->trainer, batch->images, batch->labels, n, last));
         e->wrong += lround((1 - last->accuracy) * n);
         e->seen += n;
         e->nll += last->nll * n;
@@ -585,24 +635,29 @@ static int train_epoch(run *r, double t0, epoch_sums *e, ram_train_stats *last) 
     return 0;
 }
 
+/* The error on the n validation images made (floats or bytes). */
+static ram_status val_error(run *r, const int *labels, int n, double *err) {
+    if (r->bytes) return ram_trainer_evaluate_u8_ptrs(r->trainer, r->val_each, labels, n, err);
+    return r->objects > 1
+               ? ram_trainer_evaluate_seq(r->trainer, r->val_images, labels, n, err, NULL)
+               : ram_trainer_evaluate(r->trainer, r->val_images, labels, n, err);
+}
+
 /* The validation error of the trainer's current weights, in chunks when
  * the images are made at each evaluation. */
 static int evaluate(run *r, double *err) {
     const int val = r->o->val;
     if (r->val_chunk == val && r->val_loaded > 0) {
-        TRY(r->objects > 1 ? ram_trainer_evaluate_seq(r->trainer, r->val_images, r->val_labels,
-                                                      r->val_loaded, err, NULL)
-                           : ram_trainer_evaluate(r->trainer, r->val_images, r->val_labels,
-                                                  r->val_loaded, err));
+        TRY(val_error(r, r->val_labels, r->val_loaded, err));
         return 0;
     }
     double wrong = 0, seen = 0;
     for (int first = 0; first < val; first += r->val_chunk) {
         const int want = val - first < r->val_chunk ? val - first : r->val_chunk;
-        const int n = fill_val(r, r->val_first + first, want, r->val_images, r->val_owned);
+        const int n = fill_val(r, r->val_first + first, want, r->val_owned);
         if (n < 0) return -1;
         double e = 0;
-        if (n > 0) TRY(ram_trainer_evaluate(r->trainer, r->val_images, r->val_owned, n, &e));
+        if (n > 0) TRY(val_error(r, r->val_owned, n, &e));
         wrong += e * n;
         seen += n;
     }
@@ -739,6 +794,10 @@ int train_run(const tool_info *tool, train_options *o, const train_hooks *hooks)
     folder_free(&r.folder);
     folder_free(&r.val_folder);
     free(r.val_images);
+    free(r.val_bytes);
+    free(r.val_each);
+    free(r.batch_bytes);
+    free(r.batch_each);
     free(r.val_owned);
     free(r.batch_labels);
     return rc;
