@@ -18,6 +18,18 @@
 #define HEADER_SIZE        16 /* magic[8], u32 version, u32 kind */
 #define CHUNK_HEADER       16 /* u32 tag, u32 reserved, u64 length */
 #define MAX_FILE_SIZE      (1ULL << 32)
+
+/* Whether n bytes reach MAX_FILE_SIZE; never where a size_t cannot count
+ * that far (32-bit hosts), said without a comparison that is always false
+ * there (gcc's -Wtype-limits). */
+static inline bool reaches_max_file_size(size_t n) {
+#if SIZE_MAX > 0xffffffffu
+    return n >= MAX_FILE_SIZE;
+#else
+    (void)n;
+    return false;
+#endif
+}
 static const unsigned char MAGIC[8] = {0x89, 'R', 'A', 'M', '\r', '\n', 0x1a, '\n'};
 #define TAG_END RAM_TAG('E', 'N', 'D', ' ')
 
@@ -133,7 +145,7 @@ ram_status ram_file_finish_and_write(ram_buf *b, const char *path) {
         free(b->data);
         return ram_fail(RAM_ERR_OUT_OF_MEMORY, "%s: out of memory building the file", path);
     }
-    if (b->len >= MAX_FILE_SIZE) { /* the loader would refuse it */
+    if (reaches_max_file_size(b->len)) { /* the loader would refuse it */
         free(b->data);
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: %zu bytes: files must stay under 4 GiB",
                         path, b->len);
@@ -234,7 +246,7 @@ ram_status ram_file_read(const char *path, unsigned char **data, size_t *len) {
     ram_status s = RAM_OK;
     while (d) {
         if (n == cap) {
-            if (cap >= MAX_FILE_SIZE) {
+            if (reaches_max_file_size(cap)) {
                 s = ram_fail(RAM_ERR_FORMAT, "%s: larger than %llu bytes: not a libram file", path,
                              (unsigned long long)MAX_FILE_SIZE);
                 break;
