@@ -981,7 +981,9 @@ RAM_API size_t ram_trainer_gradient_size(const ram_trainer *t);
  * The _u8_ptrs forms take n pointers, one per image (each C x H x W bytes,
  * anywhere: in a memory-mapped file, in a data set kept in memory), so that
  * a shuffled batch is handed over without being copied together; a NULL
- * among them is INVALID_ARGUMENT.
+ * among them is INVALID_ARGUMENT.  A model of several objects
+ * (ram_model_params.objects > 1) is refused by the training and evaluation
+ * functions here, as by their float forms: it takes the _seq functions.
  * @{
  */
 /** ram_glimpse_extract() on bytes. */
