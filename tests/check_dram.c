@@ -288,6 +288,20 @@ START_TEST(two_objects) {
         double e, oe;
         ck_assert_int_eq(ram_trainer_train_batch(t, x, labels, 16, &st), RAM_ERR_INVALID_ARGUMENT);
         ck_assert_int_eq(ram_trainer_evaluate(t, x, labels, 16, &e), RAM_ERR_INVALID_ARGUMENT);
+        /* ...and so do their byte forms, which have no _seq of their own. */
+        const size_t px = (size_t)16 * p.channels * p.height * p.width;
+        uint8_t *u8 = calloc(px, 1);
+        const uint8_t *each[16];
+        for (int i = 0; i < 16; i++)
+            each[i] = u8 + px / 16 * (size_t)i;
+        ck_assert_int_eq(ram_trainer_train_batch_u8(t, u8, labels, 16, &st),
+                         RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(ram_trainer_train_batch_u8_ptrs(t, each, labels, 16, &st),
+                         RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(ram_trainer_evaluate_u8(t, u8, labels, 16, &e), RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(ram_trainer_evaluate_u8_ptrs(t, each, labels, 16, &e),
+                         RAM_ERR_INVALID_ARGUMENT);
+        free(u8);
         labels[31] = 5;
         ck_assert_int_eq(ram_trainer_train_batch_seq(t, x, labels, 16, &st),
                          RAM_ERR_INVALID_ARGUMENT);
