@@ -252,6 +252,21 @@ def _floats(data, what):
     return a, _pointer(a, ctypes.c_float), len(a)
 
 
+def _pixels(data, what):
+    """(buffer, pointer, count, u8) for images: a NumPy uint8 array as its
+    own bytes, each standing for the pixel byte / 255 as libram's _u8
+    functions read it (u8 True), anything else as contiguous float32
+    (_floats), its values as they are."""
+    if _np is not None and isinstance(data, _np.ndarray) and data.dtype == _np.uint8:
+        if _capi.ram_model_classify_u8 is None:  # a libram without them: the same floats
+            f = (data.astype(_np.float32) / _np.float32(255)).reshape(-1)
+            return f, _pointer(f, ctypes.c_float), int(f.size), False
+        a = _np.ascontiguousarray(data).reshape(-1)
+        return a, _pointer(a, ctypes.c_uint8), int(a.size), True
+    buf, ptr, count = _floats(data, what)
+    return buf, ptr, count, False
+
+
 def _ints(data, what):
     """(buffer, pointer, count) for `data` as contiguous C ints."""
     _reject_bytes(data, what)
@@ -626,7 +641,9 @@ class Model(_Closeable):
 
         images: n*C*H*W numbers: a NumPy array of any shape with that many
         elements, e.g. (n, C, H, W), or (without NumPy too) a flat sequence
-        or float buffer.  n defaults to the count the size implies and must
+        or float buffer.  A NumPy uint8 array holds 8-bit pixels, each byte
+        b the value b / 255 (libram's _u8 functions, no float copy); any
+        other type is taken as the values themselves.  n defaults to the count the size implies and must
         match it exactly.  Any n >= 1 works: the images go to libram
         classify_chunk at a time.
         source: "mean" (deterministic, the default), "sampled", "random" or
@@ -643,7 +660,7 @@ class Model(_Closeable):
                                                                     source))
         c, h, w = self.image_shape
         pixels = c * h * w
-        buf, ptr, size = _floats(images, "images")
+        buf, ptr, size, u8 = _pixels(images, "images")
         if n is None:
             if size == 0 or size % pixels:
                 raise _invalid("%d floats are not a whole number of %d x %d x %d images"
@@ -665,7 +682,7 @@ class Model(_Closeable):
         locs = _new_floats((count, self.glimpses, 2))
         keep = [buf]
         if ptr is None:
-            ptr = _placeholder(keep, ctypes.c_float)
+            ptr = _placeholder(keep, ctypes.c_uint8 if u8 else ctypes.c_float)
         out = (_pointer(labels, ctypes.c_int), _pointer(probs, ctypes.c_float),
                _pointer(locs, ctypes.c_float))
         steps = (pixels, 1, self.classes, 2 * self.glimpses)  # elements per image
@@ -677,11 +694,12 @@ class Model(_Closeable):
                     k = min(chunk, n - i) if n >= 1 else _c_int(n, "n")
                     args = [_advance(p, i * step) for p, step in zip((ptr,) + out, steps)]
                     if source == "mean":
-                        _check(_capi.ram_model_classify(self._ptr, state, args[0], k, *args[1:]))
+                        fn = _capi.ram_model_classify_u8 if u8 else _capi.ram_model_classify
+                        _check(fn(self._ptr, state, args[0], k, *args[1:]))
                     else:
-                        _check(_capi.ram_model_classify_ex(
-                            self._ptr, state, args[0], k, LOC_SOURCES[source],
-                            policy.ptr if policy else None, *args[1:]))
+                        fn = _capi.ram_model_classify_ex_u8 if u8 else _capi.ram_model_classify_ex
+                        _check(fn(self._ptr, state, args[0], k, LOC_SOURCES[source],
+                                  policy.ptr if policy else None, *args[1:]))
             finally:
                 if policy:
                     policy.close()
@@ -758,7 +776,7 @@ class Glimpse(_Closeable):
         if len(shape) != 4:
             raise TypeError("shape must be (n, C, H, W)")
         n, c, h, w = (_c_int(int(v), "shape") for v in shape)
-        image_buf, image_ptr, image_size = _floats(images, "images")
+        image_buf, image_ptr, image_size, u8 = _pixels(images, "images")
         if _np is None and not isinstance(locs, (array.array, memoryview)):
             locs = _flatten(locs)
         loc_buf, loc_ptr, loc_size = _floats(locs, "locs")
@@ -774,11 +792,12 @@ class Glimpse(_Closeable):
         out_ptr = _pointer(out, ctypes.c_float)
         keep = [image_buf, loc_buf]
         # Empty inputs still get valid pointers: libram refuses n < 1 itself.
-        image_ptr = image_ptr or _placeholder(keep, ctypes.c_float)
+        image_ptr = image_ptr or _placeholder(keep, ctypes.c_uint8 if u8 else ctypes.c_float)
         loc_ptr = loc_ptr or _placeholder(keep, ctypes.c_float)
+        extract = _capi.ram_glimpse_extract_u8 if u8 else _capi.ram_glimpse_extract
         with self._lock:
-            _check(_capi.ram_glimpse_extract(self._ptr, image_ptr, n, c, h, w, loc_ptr, out_ptr,
-                                             len(out) if _np is None else out.size))
+            _check(extract(self._ptr, image_ptr, n, c, h, w, loc_ptr, out_ptr,
+                           len(out) if _np is None else out.size))
         del keep
         return out
 
@@ -923,7 +942,7 @@ class Trainer(_Closeable):
         c, h, w = self._model.image_shape
         pixels = c * h * w
         label_buf, label_ptr, n = _ints(labels, "labels")
-        image_buf, image_ptr, size = _floats(images, "images")
+        image_buf, image_ptr, size, u8 = _pixels(images, "images")
         if size != n * pixels:
             raise _invalid("%d labels need %d images of %d x %d x %d = %d floats, got %d"
                            % (n, n, c, h, w, n * pixels, size))
@@ -931,20 +950,20 @@ class Trainer(_Closeable):
             raise _invalid("%d images do not fit a C int" % n)
         keep = [image_buf, label_buf]
         if n == 0:  # valid pointers for libram to refuse n = 0 with its own message
-            image_ptr = _placeholder(keep, ctypes.c_float)
+            image_ptr = _placeholder(keep, ctypes.c_uint8 if u8 else ctypes.c_float)
             label_ptr = _placeholder(keep, ctypes.c_int)
-        return keep, image_ptr, label_ptr, n
+        return keep, image_ptr, label_ptr, n, u8
 
     def train_batch(self, images, labels):
         """One optimisation step on n images (n <= max_batch) with labels in
         [0, classes).  images as for Model.classify(); labels n ints.
         Returns a TrainStats."""
-        keep, image_ptr, label_ptr, n = self._batch(images, labels)
+        keep, image_ptr, label_ptr, n, u8 = self._batch(images, labels)
         stats = _capi.TrainStatsStruct()
+        step = _capi.ram_trainer_train_batch_u8 if u8 else _capi.ram_trainer_train_batch
         with self._lock, self._model._lock, self._policy._lock:
             self._hook_error = None
-            status = _capi.ram_trainer_train_batch(self._ptr, image_ptr, label_ptr, n,
-                                                   ctypes.byref(stats))
+            status = step(self._ptr, image_ptr, label_ptr, n, ctypes.byref(stats))
             if status != Status.OK and self._hook_error is not None:
                 error, self._hook_error = self._hook_error, None
                 raise error  # the gradient hook's own exception
@@ -955,11 +974,11 @@ class Trainer(_Closeable):
     def evaluate(self, images, labels):
         """Error rate (fraction wrong, a float) on any number of images with
         mean locations, max_batch at a time with the trainer's threads."""
-        keep, image_ptr, label_ptr, n = self._batch(images, labels)
+        keep, image_ptr, label_ptr, n, u8 = self._batch(images, labels)
         error = ctypes.c_double()
+        evaluate = _capi.ram_trainer_evaluate_u8 if u8 else _capi.ram_trainer_evaluate
         with self._lock, self._model._lock, self._policy._lock:
-            _check(_capi.ram_trainer_evaluate(self._ptr, image_ptr, label_ptr, n,
-                                              ctypes.byref(error)))
+            _check(evaluate(self._ptr, image_ptr, label_ptr, n, ctypes.byref(error)))
         del keep
         return error.value
 

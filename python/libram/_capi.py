@@ -234,6 +234,29 @@ ram_trainer_train_batch = _fn("ram_trainer_train_batch", _STATUS, VOIDP, FLOATP,
 ram_trainer_evaluate = _fn("ram_trainer_evaluate", _STATUS, VOIDP, FLOATP, INTP, _INT,
                            ctypes.POINTER(ctypes.c_double))
 ram_trainer_steps = _fn("ram_trainer_steps", ctypes.c_long, VOIDP)
+
+# The 8-bit forms (libram 0.2): a byte b stands for the pixel (float)b / 255.
+# None where the library predates them; the module then converts bytes to
+# those floats itself.
+U8P = ctypes.POINTER(ctypes.c_uint8)
+
+
+def _optional_fn(name, restype, *argtypes):
+    if not hasattr(lib, name):
+        return None
+    return _fn(name, restype, *argtypes)
+
+
+ram_model_classify_u8 = _optional_fn("ram_model_classify_u8", _STATUS, VOIDP, VOIDP, U8P, _INT,
+                                     INTP, FLOATP, FLOATP)
+ram_model_classify_ex_u8 = _optional_fn("ram_model_classify_ex_u8", _STATUS, VOIDP, VOIDP, U8P,
+                                        _INT, _INT, VOIDP, INTP, FLOATP, FLOATP)
+ram_trainer_train_batch_u8 = _optional_fn("ram_trainer_train_batch_u8", _STATUS, VOIDP, U8P, INTP,
+                                          _INT, ctypes.POINTER(TrainStatsStruct))
+ram_trainer_evaluate_u8 = _optional_fn("ram_trainer_evaluate_u8", _STATUS, VOIDP, U8P, INTP, _INT,
+                                       ctypes.POINTER(ctypes.c_double))
+ram_glimpse_extract_u8 = _optional_fn("ram_glimpse_extract_u8", _STATUS, VOIDP, U8P, _INT, _INT,
+                                      _INT, _INT, FLOATP, FLOATP, _SIZE)
 ram_trainer_swap_average = _fn("ram_trainer_swap_average", _STATUS, VOIDP)
 ram_trainer_average_in = _fn("ram_trainer_average_in", _INT, VOIDP)
 GRADIENT_FN = ctypes.CFUNCTYPE(_STATUS, FLOATP, _SIZE, VOIDP)  # ram_gradient_fn

@@ -892,3 +892,32 @@ def test_fit_image_pads_and_converts():
         assert numpy.allclose(out[0, 2:4, 1:5], 0.299) and out.sum() == pytest.approx(8 * 0.299)
         with pytest.raises(libram.InvalidArgumentError):
             m.fit_image(numpy.zeros(10, dtype=numpy.float32), (1, 2, 4))
+
+
+@pytest.mark.skipif(numpy is None, reason="uint8 images are NumPy arrays")
+def test_uint8_images_are_bytes_over_255(small, make_trainer):
+    """A NumPy uint8 array is 8-bit pixels, byte b the value b / 255 (the C
+    library's _u8 functions): the same bits as the float32 array b / 255, in
+    classify, glimpse extraction, training and evaluation; never the raw
+    0..255 taken as pixel values."""
+    rng = numpy.random.default_rng(5)
+    raw = rng.integers(0, 256, size=(6, 1, 12, 14), dtype=numpy.uint8)
+    f = raw.astype(numpy.float32) / numpy.float32(255)
+    for source in ("mean", "sampled"):
+        a, b = small.classify(raw, source=source), small.classify(f, source=source)
+        assert numpy.array_equal(a.labels, b.labels)
+        assert a.probs.tobytes() == b.probs.tobytes()
+        assert a.locs.tobytes() == b.locs.tobytes()
+    as_values = small.classify(raw.astype(numpy.float32))  # what the bytes are not
+    assert as_values.probs.tobytes() != small.classify(raw).probs.tobytes()
+    with libram.Glimpse(patch=4, depth=2) as g:
+        locs = numpy.zeros((6, 2), dtype=numpy.float32)
+        assert g.extract(raw, locs).tobytes() == g.extract(f, locs).tobytes()
+    traw = rng.integers(0, 256, size=(8, 1, 12, 12), dtype=numpy.uint8)
+    labels = [0, 1, 2, 0, 1, 2, 0, 1]
+    (_, _, t1), (_, _, t2) = make_trainer(), make_trainer()
+    for _ in range(3):
+        s1 = t1.train_batch(traw, labels)
+        s2 = t2.train_batch(traw.astype(numpy.float32) / numpy.float32(255), labels)
+        assert s1 == s2
+    assert t1.evaluate(traw, labels) == t2.evaluate(traw.astype(numpy.float32) / 255, labels)
