@@ -522,13 +522,16 @@ static void fill_stats(const ram_trainer *t, const sums *s, int n, double norm, 
  * whose array is S times longer: one label per image would be misread. */
 static ram_status refuse_objects(const ram_trainer *t, const char *what) {
     return ram_fail(RAM_ERR_INVALID_ARGUMENT,
-                    "%s: the model has %d objects per image: use %s_seq with n x %d labels", what,
-                    t->m->p.objects, what, t->m->p.objects);
+                    "%s: the model has %d objects per image: use the _seq functions with n x %d "
+                    "labels",
+                    what, t->m->p.objects, t->m->p.objects);
 }
 
-/* ram_trainer_train_batch() on floats or bytes (`what`: the caller's name). */
+/* ram_trainer_train_batch() and _seq() on floats or bytes (`what`: the
+ * caller's name; `seq`: labels n x objects, else one per image). */
 static ram_status train_batch(ram_trainer *t, ram_images images, const int *labels, int n,
-                              ram_train_stats *stats, const char *what) {
+                              ram_train_stats *stats, bool seq, const char *what) {
+    if (!seq && t && t->m->p.objects > 1) return refuse_objects(t, what);
     ram_status s = check_batch(t, images, labels, n, t ? t->p.max_batch : 0, what);
     if (s) return s;
     if (t->avg_in) return refuse_average_in(what);
@@ -593,32 +596,34 @@ static ram_status train_batch(ram_trainer *t, ram_images images, const int *labe
 
 ram_status ram_trainer_train_batch(ram_trainer *t, const float *images, const int *labels, int n,
                                    ram_train_stats *stats) {
-    if (t && t->m->p.objects > 1) return refuse_objects(t, "train_batch");
-    return train_batch(t, ram_images_f32(images), labels, n, stats, "train_batch");
+    return train_batch(t, ram_images_f32(images), labels, n, stats, false, "train_batch");
 }
 
 ram_status ram_trainer_train_batch_seq(ram_trainer *t, const float *images, const int *labels,
                                        int n, ram_train_stats *stats) {
-    return train_batch(t, ram_images_f32(images), labels, n, stats, "train_batch_seq");
+    return train_batch(t, ram_images_f32(images), labels, n, stats, true, "train_batch_seq");
 }
 
 ram_status ram_trainer_train_batch_u8(ram_trainer *t, const uint8_t *images, const int *labels,
                                       int n, ram_train_stats *stats) {
-    if (t && t->m->p.objects > 1) return refuse_objects(t, "train_batch_u8");
     const ram_images b = {NULL, images, NULL};
-    return train_batch(t, b, labels, n, stats, "train_batch_u8");
+    return train_batch(t, b, labels, n, stats, false, "train_batch_u8");
 }
 
 ram_status ram_trainer_train_batch_u8_ptrs(ram_trainer *t, const uint8_t *const *images,
                                            const int *labels, int n, ram_train_stats *stats) {
-    if (t && t->m->p.objects > 1) return refuse_objects(t, "train_batch_u8_ptrs");
     const ram_images b = {NULL, NULL, images};
-    return train_batch(t, b, labels, n, stats, "train_batch_u8_ptrs");
+    return train_batch(t, b, labels, n, stats, false, "train_batch_u8_ptrs");
 }
 
-/* ram_trainer_evaluate() and _seq() on floats or bytes. */
+/* ram_trainer_evaluate() and _seq() on floats or bytes (`seq`: labels n x
+ * objects and object_error, else one label per image and error alone). */
 static ram_status evaluate(ram_trainer *t, ram_images images, const int *labels, int n,
-                           double *error, double *object_error, const char *what) {
+                           double *error, double *object_error, bool seq, const char *what) {
+    if (seq && !error && !object_error)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: error and object_error are NULL", what);
+    if (!seq && !error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: error is NULL", what);
+    if (!seq && t && t->m->p.objects > 1) return refuse_objects(t, what);
     ram_status s = check_batch(t, images, labels, n, 1 << 30, what);
     if (s) return s;
     const size_t img = (size_t)t->m->p.channels * t->m->p.height * t->m->p.width;
@@ -644,32 +649,25 @@ static ram_status evaluate(ram_trainer *t, ram_images images, const int *labels,
 
 ram_status ram_trainer_evaluate(ram_trainer *t, const float *images, const int *labels, int n,
                                 double *error) {
-    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate: error is NULL");
-    if (t && t->m->p.objects > 1) return refuse_objects(t, "evaluate");
-    return evaluate(t, ram_images_f32(images), labels, n, error, NULL, "evaluate");
+    return evaluate(t, ram_images_f32(images), labels, n, error, NULL, false, "evaluate");
 }
 
 ram_status ram_trainer_evaluate_seq(ram_trainer *t, const float *images, const int *labels, int n,
                                     double *error, double *object_error) {
-    if (!error && !object_error)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate_seq: error and object_error are NULL");
-    return evaluate(t, ram_images_f32(images), labels, n, error, object_error, "evaluate_seq");
+    return evaluate(t, ram_images_f32(images), labels, n, error, object_error, true,
+                    "evaluate_seq");
 }
 
 ram_status ram_trainer_evaluate_u8(ram_trainer *t, const uint8_t *images, const int *labels, int n,
                                    double *error) {
-    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate_u8: error is NULL");
-    if (t && t->m->p.objects > 1) return refuse_objects(t, "evaluate_u8");
     const ram_images b = {NULL, images, NULL};
-    return evaluate(t, b, labels, n, error, NULL, "evaluate_u8");
+    return evaluate(t, b, labels, n, error, NULL, false, "evaluate_u8");
 }
 
 ram_status ram_trainer_evaluate_u8_ptrs(ram_trainer *t, const uint8_t *const *images,
                                         const int *labels, int n, double *error) {
-    if (!error) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "evaluate_u8_ptrs: error is NULL");
-    if (t && t->m->p.objects > 1) return refuse_objects(t, "evaluate_u8_ptrs");
     const ram_images b = {NULL, NULL, images};
-    return evaluate(t, b, labels, n, error, NULL, "evaluate_u8_ptrs");
+    return evaluate(t, b, labels, n, error, NULL, false, "evaluate_u8_ptrs");
 }
 
 size_t ram_trainer_gradient_size(const ram_trainer *t) {
