@@ -244,6 +244,10 @@ if "$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset clutte
     fail "a two-object model evaluated on cluttered100"
 fi
 grep -q "pairs100 or sum100" "$tmp/d.txt" || fail "DRAM on cluttered100: no clear message: $(cat "$tmp/d.txt")"
+# A further leg from a two-object model: --init takes the object count from
+# the model (as the rest of its architecture), without --objects.
+"${init[@]}" --dataset pairs100 --init "$tmp/d.ram.ckpt" --lr 0 --out "$tmp/d3.ram" \
+    2>"$tmp/d.txt" || fail "--init from a two-object model: $(cat "$tmp/d.txt")"
 "$bin/ram-glimpses" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset pairs100 --count 2 \
     --out "$tmp/d.png" >"$tmp/d.txt" 2>&1 || fail "ram-glimpses DRAM: $(cat "$tmp/d.txt")"
 [ -s "$tmp/d.png" ] || fail "ram-glimpses DRAM: no figure"

@@ -197,6 +197,16 @@ static int load_data(run *r) {
     train_options *o = r->o;
     r->channels = 1;
     r->objects = o->mp.objects;
+    if (o->init) { /* --init's model says how many labels an image has (no --objects then) */
+        ram_model *m;
+        ram_model_params p;
+        ram_model_params_init(&p);
+        TRY(ram_model_load(o->init, &m));
+        const ram_status st = ram_model_get_params(m, &p);
+        ram_model_free(m);
+        TRY(st);
+        r->objects = p.objects;
+    }
     if (r->from_folder && r->objects > 1) {
         fprintf(stderr,
                 "%s: --objects %d needs a two-digit --dataset (pairs100, sum100): image folders "
@@ -279,13 +289,6 @@ static int make_trainer(run *r) {
             fprintf(stderr, "%s: %s takes %dx%d images with %d channels; %s has %d-channel %dx%d\n",
                     r->prog, o->init, o->mp.height, o->mp.width, o->mp.channels, data_name(r),
                     r->channels, r->height, r->width);
-            return -1;
-        }
-        if (o->mp.objects != r->objects) {
-            fprintf(stderr,
-                    "%s: %s names %d object%s per image; starting from a model of another "
-                    "count is not supported\n",
-                    r->prog, o->init, o->mp.objects, o->mp.objects == 1 ? "" : "s");
             return -1;
         }
         if (!r->from_folder && r->objects == 1 && o->mp.classes != dataset_classes(o->dataset) &&
