@@ -228,12 +228,13 @@ by="$(sed -n 's/.*"on_digit_by_glimpse": \[\([0-9., ]*\)\].*/\1/p' <<<"$json" | 
 # DRAM on pairs100: two labels (the digits), two core layers, a context and
 # the multiplicative form; ram-eval scores it on pairs100 and sum100 with the
 # digit error, and refuses it on a one-digit set; --objects 2 is refused where
-# the images hold one digit.  (The checkpoint is the model evaluated: one
-# epoch on these few images may leave every validation pair wrong, and
-# --out then unwritten.)
+# the images hold one digit.  One epoch on these few images may leave every
+# validation pair wrong: --out is written all the same (the first validated
+# epoch is always kept).
 "${train[@]}" --epochs 1 --dataset pairs100 --objects 2 --glimpses 4 --core-layers 2 \
     --upper-core lstm --context 6 --glimpse-form mul --reward all-correct --out "$tmp/d.ram" \
     2>"$tmp/d.txt" || fail "ram-train DRAM pairs100: $(cat "$tmp/d.txt")"
+[ -s "$tmp/d.ram" ] || fail "ram-train DRAM pairs100: no --out after an epoch: $(cat "$tmp/d.txt")"
 for set in pairs100 sum100; do
     json="$("$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset $set --json)" ||
         fail "ram-eval DRAM $set"

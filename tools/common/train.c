@@ -366,8 +366,12 @@ static int start(run *r) {
                 r->prog, o->out, o->resume, 100 * r->st.best_val, o->out);
         return -1;
     }
-    fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n", o->resume,
-            r->st.epoch, 100 * r->st.best_val);
+    if (r->st.best_val > 1.0)
+        fprintf(stderr, "resumed from %s: %d epochs done, none validated\n", o->resume,
+                r->st.epoch);
+    else
+        fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n",
+                o->resume, r->st.epoch, 100 * r->st.best_val);
     return 0;
 }
 
@@ -742,8 +746,11 @@ static int epochs(run *r) {
         const long peak = file_peak_memory_kb();
         char mem[64] = "";
         if (peak > 0) snprintf(mem, sizeof mem, "; peak memory %.0f MB", peak / 1024.0);
-        fprintf(stderr, "best validation error %.2f%%, model in %s%s\n", 100 * r->st.best_val,
-                r->o->out, mem);
+        if (r->st.best_val > 1.0)
+            fprintf(stderr, "no epoch was validated: no model in %s%s\n", r->o->out, mem);
+        else
+            fprintf(stderr, "best validation error %.2f%%, model in %s%s\n", 100 * r->st.best_val,
+                    r->o->out, mem);
     }
     return 0;
 }
@@ -752,8 +759,10 @@ static int steps(run *r) {
     const train_options *o = r->o;
     if (load_data(r) || make_trainer(r)) return -1;
     if (r->h.rank == 0 && check_outputs(r)) return -1;
+    /* best_val above any error: the first validated epoch is kept, even at
+     * 100 % (TRAIN_NO_BEST). */
     r->st = (train_state){0,
-                          1.0,
+                          TRAIN_NO_BEST,
                           0.0,
                           {o->dataset, o->shift, o->val, r->n_train, o->seed, o->rotate, o->zoom,
                            o->batch, o->threads, o->flip, 0}};

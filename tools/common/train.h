@@ -46,11 +46,14 @@ typedef struct train_data {
 
 /* Caller state stored in checkpoints next to the trainer's own. */
 typedef struct train_state {
-    int epoch; /* epochs completed */
-    double best_val;
+    int epoch;       /* epochs completed */
+    double best_val; /* the kept model's validation error; TRAIN_NO_BEST before one is kept */
     double elapsed;  /* training seconds so far */
     train_data data; /* not in older checkpoints (TRAIN_STATE_OLD bytes): those are not checked */
 } train_state;
+/* Above any error rate: no model kept yet (checkpoints of older versions
+ * say 1.0, and kept nothing until an epoch validated below 100 %). */
+#define TRAIN_NO_BEST       2.0
 #define TRAIN_STATE_OLD     offsetof(train_state, data)
 #define TRAIN_STATE_NO_WARP (offsetof(train_state, data) + offsetof(train_data, rotate))
 #define TRAIN_STATE_NO_FLIP (offsetof(train_state, data) + offsetof(train_data, flip))
