@@ -5,7 +5,7 @@
 # and its fit rule, and ram-classify agrees with ram-eval on the same files.
 # Bad input (truncated PNG, corrupt and CMYK JPEG, text named .png, 0x0 and
 # absurd headers, an empty class, a single class, a stray file, an
-# unreadable file) is refused with a message naming the file, exit status 1
+# unreadable file, a FIFO) is refused with a message naming the file, exit status 1
 # and no model written; --on-bad skip passes over it and says so.
 #
 # Usage: tools-images.sh BUILD_DIR
@@ -57,6 +57,16 @@ awk '/^test error/ { sub(/%/, "", $3); exit !($3 + 0 < 35) }' "$tmp/eval.txt" ||
     fail "the shapes were not learnt: $(grep '^test error' "$tmp/eval.txt")"
 "$bin/ram-classify" --model "$tmp/m.ram" "$shapes"/test/*/* >"$tmp/all.txt" || fail "ram-classify all"
 [ "$(wc -l <"$tmp/all.txt")" -eq 36 ] || fail "not 36 lines from ram-classify"
+# - reads the files' names from standard input: the same lines.
+printf '%s\n' "$shapes"/test/*/* | "$bin/ram-classify" --model "$tmp/m.ram" - >"$tmp/stdin.txt" ||
+    fail "ram-classify -"
+cmp -s "$tmp/all.txt" "$tmp/stdin.txt" || fail "ram-classify - did not classify the files named"
+# --glimpses: one PNG with a panel per image, 4 to a row (12 images: 3 rows
+# of 4 panels, 284 x 315 pixels each, and a margin of 16).
+"$bin/ram-classify" --model "$tmp/m.ram" --glimpses "$tmp/fig.png" "$shapes"/test/circle/* \
+    >/dev/null || fail "ram-classify --glimpses"
+[ "$(od -An -tx1 -j12 -N12 "$tmp/fig.png" | tr -d ' \n')" = 4948445200000490000003d1 ] ||
+    fail "--glimpses: not a 1168 x 977 PNG: $(od -An -tx1 -N24 "$tmp/fig.png")"
 names=(circle cross square)
 awk '/^confusion/ { on = 1; getline; next } on && NF == 4 { print $2, $3, $4 }' "$tmp/eval.txt" \
     >"$tmp/eval-matrix.txt"
@@ -170,6 +180,8 @@ rm -rf "$tmp/d"; cp -r "$shapes" "$tmp/d"; mkdir "$tmp/d/train/empty"
 refused "$tmp/d" "class folder $tmp/d/train/empty has no images" "an empty class"
 rm -rf "$tmp/d"; mkdir -p "$tmp/d/train"; cp -r "$shapes/train/circle" "$tmp/d/train/"
 refused "$tmp/d" "$tmp/d/train has a single class folder (circle)" "a single class"
+rm -rf "$tmp/d"; cp -r "$shapes" "$tmp/d"; mkfifo "$tmp/d/train/circle/pipe.png"
+refused "$tmp/d" "cannot read $tmp/d/train/circle/pipe.png: not a regular file" "a FIFO"
 if [ "$(id -u)" -ne 0 ]; then # root reads anything
     rm -rf "$tmp/d"; cp -r "$shapes" "$tmp/d"; chmod 000 "$tmp/d/train/circle/002.png"
     refused "$tmp/d" "cannot read $tmp/d/train/circle/002.png: Permission denied" "an unreadable file"

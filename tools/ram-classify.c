@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* getline */
 /*
  * ram-classify: classify PNG and JPEG files with a saved model.  Each image
  * is fitted to the model's canvas by the model's own rule (ram_image_fit),
@@ -5,9 +6,13 @@
  * were.
  */
 #include "blas.h"
+#include "files.h"
 #include "image.h"
 #include "json.h"
 #include "opts.h"
+#ifndef RAM_TOOLS_NO_IMAGES
+#include "path_figure.h"
+#endif
 
 #include <ram/ram.h>
 
@@ -26,11 +31,13 @@ static const tool_info tool = {
     "of the top classes: each label, in the order emitted, with its probability (JSON: labels, "
     "classes, probabilities).  --json prints one JSON object per image instead.  Each image is "
     "fitted to the "
-    "model's canvas by the rule stored in the model (ram-train --fit).  A file that cannot be "
-    "read is named on stderr, the others are classified, and the exit status is 1."};
+    "model's canvas by the rule stored in the model (ram-train --fit).  An IMAGE of - reads "
+    "the files' names from standard input, one per line.  --glimpses OUT.png draws each image "
+    "as the model saw it with its glimpses and their path (the first 64 images).  A file that "
+    "cannot be read is named on stderr, the others are classified, and the exit status is 1."};
 
 typedef struct options {
-    const char *model;
+    const char *model, *glimpses;
     int top, json, locations;
 } options;
 
@@ -42,6 +49,9 @@ typedef struct classifier {
     float *canvas, *probs, *locs;
     int *order;  /* classes by probability */
     int *labels; /* objects > 1: the label sequence (probs: objects x classes) */
+#ifndef RAM_TOOLS_NO_IMAGES
+    path_figure figure; /* --glimpses */
+#endif
 } classifier;
 
 static int parse(int argc, char **argv, options *o, int *first_file) {
@@ -53,11 +63,18 @@ static int parse(int argc, char **argv, options *o, int *first_file) {
          .help = "print the K likeliest classes (at most the model's)"},
         {"--locations", OPT_FLAG, &o->locations, .help = "print the glimpse locations too"},
         {"--json", OPT_FLAG, &o->json, .help = "one JSON object per image"},
+        {"--glimpses", OPT_STRING, &o->glimpses, .meta = "OUT.png",
+         .help = "draw the images with their glimpse paths, one panel each (the first 64), "
+                 "as a PNG"},
     };
     const size_t n = sizeof t / sizeof *t;
     int r = opts_parse(&tool, t, n, opts_split_files(t, n, argc, argv, first_file), argv);
     if (r) return r;
     if (*first_file >= argc) return opts_usage_error(&tool, "no IMAGE given (see --help)");
+#ifdef RAM_TOOLS_NO_IMAGES
+    if (o->glimpses)
+        return opts_usage_error(&tool, "--glimpses: this build has no PNG writer (libpng)");
+#endif
     return TOOL_OK;
 }
 
@@ -82,6 +99,11 @@ static int open_model(classifier *c) {
                 c->o->model, c->mp.objects);
         return -1;
     }
+#ifndef RAM_TOOLS_NO_IMAGES
+    if (c->o->glimpses && (file_check_writable(tool.name, "--glimpses", c->o->glimpses) ||
+                           path_figure_init(&c->figure, &c->mp, tool.name)))
+        return -1;
+#endif
     if (c->canvas && c->probs && c->locs && c->order && c->labels) return 0;
     fprintf(stderr, "ram-classify: out of memory\n");
     return -1;
@@ -194,7 +216,46 @@ static int classify(classifier *c, const char *path) {
     rank(c);
     const int top = c->o->top < c->mp.classes ? c->o->top : c->mp.classes;
     (c->o->json ? print_json : print_text)(c, path, top);
+#ifndef RAM_TOOLS_NO_IMAGES
+    if (c->o->glimpses) {
+        char caption[64], buf[16];
+        if (c->mp.objects > 1) {
+            size_t at = 0;
+            caption[0] = 0;
+            for (int k = 0; k < c->mp.objects && at < sizeof caption; k++)
+                at += (size_t)snprintf(caption + at, sizeof caption - at, "%s%s", k ? " " : "",
+                                       class_name(c, c->labels[k], buf, sizeof buf));
+        } else {
+            snprintf(caption, sizeof caption, "%s %.2f",
+                     class_name(c, c->order[0], buf, sizeof buf), (double)c->probs[c->order[0]]);
+        }
+        const char *slash = strrchr(path, '/');
+        if (path_figure_add(&c->figure, c->canvas, c->locs, caption, slash ? slash + 1 : path,
+                            tool.name))
+            return -1;
+    }
+#endif
     return 0;
+}
+
+/* "-": each line of standard input names a file (empty lines skipped);
+ * 0 if every one was classified. */
+static int classify_stdin(classifier *c) {
+    int rc = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = 0;
+        if (n > 0 && classify(c, line)) rc = -1;
+    }
+    if (ferror(stdin)) {
+        fprintf(stderr, "ram-classify: error reading the file names from standard input\n");
+        rc = -1;
+    }
+    free(line);
+    return rc;
 }
 
 int main(int argc, char **argv) {
@@ -209,12 +270,18 @@ int main(int argc, char **argv) {
     if (!open_model(&c)) {
         rc = TOOL_OK;
         for (int i = first; i < argc; i++)
-            if (classify(&c, argv[i])) rc = TOOL_FAILED;
+            if (strcmp(argv[i], "-") ? classify(&c, argv[i]) : classify_stdin(&c)) rc = TOOL_FAILED;
+#ifndef RAM_TOOLS_NO_IMAGES
+        if (o.glimpses && path_figure_write(&c.figure, o.glimpses, tool.name)) rc = TOOL_FAILED;
+#endif
         if (fflush(stdout) != 0 || ferror(stdout)) {
             fprintf(stderr, "ram-classify: error writing output\n");
             rc = TOOL_FAILED;
         }
     }
+#ifndef RAM_TOOLS_NO_IMAGES
+    path_figure_free(&c.figure);
+#endif
     ram_state_free(c.st);
     ram_model_free(c.model);
     free(c.canvas);

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "datasets.h"
 #include "json.h"
+#include "list.h"
 #include "testset.h"
 
 #include <ram/ram.h>
@@ -420,14 +421,21 @@ static void print_on_digit(const testset *s, int n, const result *r) {
     printf(" of the images\n");
 }
 
+/* What --data (or the pair) is, when it is not one of the benchmarks. */
+static const char *source_name(const options *o, const testset *s) {
+    return o->set.pair_images          ? "image file"
+           : s->folder.mapped          ? "array"
+           : list_is_list(o->set.data) ? "image list"
+                                       : "image folder";
+}
+
 static void print_text(const options *o, const testset *s, int n, int nthreads, const result *r) {
     const ram_model_params *mp = &s->mp;
     printf("model:      %s (%d glimpses, %dx%d retina x%d scale%s, %s core)\n", o->set.model,
            mp->glimpses, mp->glimpse.patch, mp->glimpse.patch, mp->glimpse.depth,
            mp->glimpse.depth == 1 ? "" : "s", mp->core == RAM_CORE_LSTM ? "LSTM" : "RNN");
     printf("data:       %s%s, %s/%s, %d images %dx%d\n",
-           s->from_folder ? (o->set.pair_images ? "image file" : "image folder")
-                          : dataset_name((dataset_kind)o->set.dataset),
+           s->from_folder ? source_name(o, s) : dataset_name((dataset_kind)o->set.dataset),
            o->no_clutter ? " without its clutter" : "", o->set.data,
            s->from_folder ? o->set.split : o->set.split_file, n, s->h, s->w);
     for (int k = 0; ram_model_class_name(s->model, k); k++)

@@ -481,7 +481,9 @@ static int draw(const options *o, const rows *w) {
     printf("ram-glimpses: wrote %s (%d x %d): %d %s image%s from #%d, %d misclassified, %d "
            "glimpses, %s locations\n",
            o->out, cv.w, cv.h, w->n,
-           w->set.from_folder ? (o->set.pair_images ? "files" : "folder")
+           w->set.from_folder ? (o->set.pair_images     ? "files"
+                                 : w->set.folder.mapped ? "array"
+                                                        : "folder")
                               : dataset_name((dataset_kind)o->set.dataset),
            w->n == 1 ? "" : "s", w->index[0], wrong, mp->glimpses,
            testset_policy_name(o->set.source));

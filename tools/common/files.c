@@ -40,7 +40,9 @@ int file_check_writable(const char *prog, const char *option, const char *path) 
 unsigned char *file_read_all(const char *path, size_t *len) {
     /* open, fstat, read, close: no stdio buffer (a streamed image folder
      * reads every file once per epoch). */
-    const int fd = open(path, O_RDONLY);
+    /* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and
+     * is then refused as not a regular file (no effect on regular files). */
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return NULL;
     struct stat st;
     unsigned char *d = NULL;
@@ -48,7 +50,7 @@ unsigned char *file_read_all(const char *path, size_t *len) {
     if (fstat(fd, &st) != 0) {
         /* errno says why */
     } else if (!S_ISREG(st.st_mode)) {
-        errno = EISDIR;
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL; /* EINVAL: a FIFO, socket or device */
     } else if (st.st_size == 0) {
         errno = ENODATA; /* "No data available": an empty file */
     } else if ((d = malloc(want = (size_t)st.st_size))) {

@@ -9,7 +9,8 @@
  * first epoch.  Says why not as "prog: option path: reason"; 0 if it can. */
 int file_check_writable(const char *prog, const char *option, const char *path);
 
-/* The whole file, malloc'ed, and its length; NULL on failure (errno set). */
+/* The whole file, malloc'ed, and its length; NULL on failure (errno set:
+ * EISDIR for a directory, EINVAL for a FIFO, socket or device). */
 unsigned char *file_read_all(const char *path, size_t *len);
 
 /* Write a message into err[0..errlen) (err may be NULL or errlen 0) and

@@ -252,7 +252,9 @@ int image_decode(const unsigned char *data, size_t size, long max_pixels, image 
 static int load(const char *path, int probe, image *img, char *err, size_t errlen) {
     size_t len = 0;
     unsigned char *data = file_read_all(path, &len);
-    if (!data) return file_fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    if (!data)
+        return file_fail(err, errlen, "cannot read %s: %s", path,
+                         errno == EINVAL ? "not a regular file" : strerror(errno));
     char why[256];
     int rc = decode(data, len, IMAGE_MAX_PIXELS, probe, img, why, sizeof why);
     free(data);

@@ -97,8 +97,9 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--train-limit", OPT_INT, &o->train_limit, 1, COUNT, .meta = "N", .def = "all",
          .help = "use only the first N training images"},
         {"--shift", OPT_INT, &o->shift, 0, 8, .meta = "N",
-         .help = "mnist only: move each training image by up to N pixels (uniform, zeros "
-                 "fill), afresh every epoch"},
+         .help = "move each training image by up to N pixels (uniform, zeros fill), afresh "
+                 "every epoch: MNIST and your own images (the generated sets already place "
+                 "each digit afresh)"},
         {"--rotate", OPT_FLOAT, &o->rotate, 0, 45, .meta = "DEG",
          .help = "rotate each training digit by up to DEG degrees (uniform, bilinear, afresh "
                  "every epoch, before it is placed)"},
