@@ -33,6 +33,18 @@ train=("$bin/ram-train" --data "$tmp/data" --val 100 --batch 32 --threads 2 --qu
 grep -q "resumed from" "$tmp/resume.txt" || fail "resume did not say so"
 grep -q "^epoch   3" "$tmp/resume.txt" || fail "resume did not run epoch 3"
 
+# An IDX pair whose labels skip class 0 (only 1 and 2): a model of three
+# classes, trained, with a warning that says class 0 has no image.
+{ printf '\0\0\10\3\0\0\0\310\0\0\0\34\0\0\0\34'
+  head -c $((16 + 200 * 784)) "$tmp/data/train-images-idx3-ubyte" | tail -c $((200 * 784)); } \
+    >"$tmp/x200"
+{ printf '\0\0\10\1\0\0\0\310'; for i in $(seq 100); do printf '\1\2'; done; } >"$tmp/y200"
+"$bin/ram-train" --train-images "$tmp/x200" --train-labels "$tmp/y200" --epochs 1 --quiet \
+    --glimpses 2 --hidden 16 --out "$tmp/skip0.ram" 2>"$tmp/skip0.txt" ||
+    fail "labels 1 and 2: $(cat "$tmp/skip0.txt")"
+grep -q "warning: 1 of the model's 3 classes (0..2, from the largest label) have no training image, the first 0" \
+    "$tmp/skip0.txt" || fail "no warning of an empty class 0: $(cat "$tmp/skip0.txt")"
+
 # --init: the weights and architecture of a saved model; at learning rate 0 the
 # best model written is that very model, byte for byte.  Model options beside
 # it, and a model of another image size, are refused with a clear message.

@@ -124,6 +124,31 @@ static int folder_canvas(run *r, ram_model_params *mp) {
     return 0;
 }
 
+/* An array's or a list's classes are 0..K-1, K one more than its largest
+ * label (a class folder without images is refused when read): say so when
+ * some of them have no training image, as labels 5..7 make a model of eight
+ * classes, five of which it can never learn.  0, or -1 out of memory. */
+static int warn_empty_classes(run *r) {
+    const int K = r->folder.classes;
+    int *count = calloc((size_t)K, sizeof *count);
+    if (!count) {
+        fprintf(stderr, "%s: out of memory\n", r->prog);
+        return -1;
+    }
+    for (int k = 0; k < r->n_train; k++)
+        count[r->labels[k]]++;
+    int empty = 0, first = -1;
+    for (int c = 0; c < K; c++)
+        if (!count[c] && empty++ == 0) first = c;
+    free(count);
+    if (empty)
+        fprintf(stderr,
+                "%s: warning: %d of the model's %d classes (0..%d, from the largest label) have "
+                "no training image, the first %d: are the labels numbered from 0?\n",
+                r->prog, empty, K, K - 1, first);
+    return 0;
+}
+
 /* An image folder's training images (shuffled with a fixed seed, so that
  * the last --val are a sample of every class) and its validation images:
  * PATH/val's, or the last --val (a tenth by default) of the training ones. */
@@ -173,6 +198,7 @@ static int load_folder(run *r) {
     if (!(r->labels = alloc(r, sizeof(int) * r->n_all))) return -1;
     for (int k = 0; k < r->n_all; k++)
         r->labels[k] = folder_label(&r->folder, k);
+    if (warn_empty_classes(r)) return -1;
     r->val_set = v;
     r->val_first = v->n - o->val;
     r->bytes = trains_on_bytes(r, v);
