@@ -17,6 +17,32 @@ static void cell_span(int k, int s, int n, int *a, int *b) {
     }
 }
 
+/* The sum of a cell of bytes, each read as ram_byte_value[], in four
+ * running sums instead of one: the single chain of dependent additions was
+ * most of a large image's training step.  Every ram_byte_value[] is a
+ * multiple of 2^-31 below 1, so while a cell has at most 2^22 pixels every
+ * partial sum needs at most 53 bits and is exact in a double: the order of
+ * the additions cannot change the result, which is the one-chain sum bit for
+ * bit (the caller keeps one chain for larger cells). */
+static double cell_sum_u8(const uint8_t *plane, int w, int r0, int r1, int c0, int c1) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *row = plane + (size_t)r * w;
+        int q = c0;
+        for (; q + 4 <= c1; q += 4) {
+            a0 += ram_byte_value[row[q]];
+            a1 += ram_byte_value[row[q + 1]];
+            a2 += ram_byte_value[row[q + 2]];
+            a3 += ram_byte_value[row[q + 3]];
+        }
+        for (; q < c1; q++)
+            a0 += ram_byte_value[row[q]];
+    }
+    return (a0 + a1) + (a2 + a3);
+}
+
+#define EXACT_CELL (1L << 22) /* pixels of a cell whose byte sums are exact (above) */
+
 /* One image's pixels as floats (f) or as bytes (u8, each the float
  * ram_byte_value[] gives: the same sums, so the same bits, either way). */
 void ram_context_pool(ram_images b, int c, int h, int w, int s, float *out) {
@@ -31,10 +57,13 @@ void ram_context_pool(ram_images b, int c, int h, int w, int s, float *out) {
                 int c0, c1;
                 cell_span(j, s, w, &c0, &c1);
                 double sum = 0;
-                for (int r = r0; r < r1; r++)
-                    for (int q = c0; q < c1; q++)
-                        sum += f ? f[plane + (size_t)r * w + q]
-                                 : ram_byte_value[u8[plane + (size_t)r * w + q]];
+                if (!f && (long)(r1 - r0) * (c1 - c0) <= EXACT_CELL)
+                    sum = cell_sum_u8(u8 + plane, w, r0, r1, c0, c1);
+                else
+                    for (int r = r0; r < r1; r++)
+                        for (int q = c0; q < c1; q++)
+                            sum += f ? f[plane + (size_t)r * w + q]
+                                     : ram_byte_value[u8[plane + (size_t)r * w + q]];
                 out[((size_t)ch * s + i) * s + j] = (float)(sum / ((double)(r1 - r0) * (c1 - c0)));
             }
         }
