@@ -536,11 +536,14 @@ class Model(_Closeable):
 
     @property
     def class_names(self):
-        """The class names saved with the model (a list of str), or None."""
+        """The class names saved with the model (a list of str), or None.
+        Set them to a list of one str per class, each 1 to 1024 bytes of
+        UTF-8 without NUL (a name os.listdir() decoded with surrogate
+        escapes goes back to its bytes, and is read back so), or None."""
         first = _capi.ram_model_class_name(self._ptr, 0)
         if first is None:
             return None
-        return [_capi.ram_model_class_name(self._ptr, k).decode("utf-8")
+        return [_capi.ram_model_class_name(self._ptr, k).decode("utf-8", "surrogateescape")
                 for k in range(self.classes)]
 
     @class_names.setter
@@ -548,7 +551,14 @@ class Model(_Closeable):
         if names is None:
             _check(_capi.ram_model_set_class_names(self._ptr, None, 0))
             return
-        encoded = [str(n).encode("utf-8") for n in names]
+        try:
+            encoded = [str(n).encode("utf-8", "surrogateescape") for n in names]
+        except UnicodeEncodeError as e:
+            raise _invalid("class names must be text UTF-8 can encode (%s)" % e) from None
+        for k, name in enumerate(encoded):
+            if b"\0" in name:  # C strings would end there
+                raise _invalid("class name %d, %r, holds a NUL byte"
+                               % (k, name.decode("utf-8", "surrogateescape")))
         table = (ctypes.c_char_p * max(1, len(encoded)))(*encoded)
         _check(_capi.ram_model_set_class_names(self._ptr, table, len(encoded)))
 

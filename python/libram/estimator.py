@@ -40,6 +40,9 @@ _CHANNEL_COUNTS = (1, 3, 4)
 _CONVERT_CHUNK = 4096   # images converted to float32 at a time
 _USER_FORMAT = "libram.RAMClassifier"
 _USER_VERSION = 1
+#: The longest class name a model file stores, in bytes of UTF-8 (ram.h:
+#: ram_model_set_class_names); the shortest is 1 byte, and none holds NUL.
+MAX_CLASS_NAME = 1024
 
 # Which constructor arguments go to which libram object.
 _MODEL_KNOBS = ("glimpses", "patch", "depth", "scale", "form", "glimpse_hidden", "loc_hidden",
@@ -92,6 +95,36 @@ class _ParamsMixin:
 _BASES = (_Mixin, _Base) if _Base is not None else (_ParamsMixin,)
 
 
+def _class_names(classes):
+    """str(label) of each class, as the model file's class names (CLSN):
+    ValueError for a name the C library cannot store."""
+    names = []
+    for k, label in enumerate(classes):
+        name = str(label)
+        try:
+            # surrogateescape: a folder name os.listdir() could not decode
+            # goes back to its bytes, as the C tools store it.
+            size = len(name.encode("utf-8", "surrogateescape"))
+        except UnicodeEncodeError:
+            raise ValueError("class %d, %r: its name is not text UTF-8 can encode; a model file "
+                             "stores class names as UTF-8" % (k, label)) from None
+        if not 1 <= size <= MAX_CLASS_NAME or "\0" in name:
+            raise ValueError("class %d, %r: its name str(label) is %d bytes%s; a model file stores "
+                             "class names of 1 to %d bytes of UTF-8 without NUL: relabel it"
+                             % (k, label, size, " with a NUL" if "\0" in name else "",
+                                MAX_CLASS_NAME))
+        names.append(name)
+    return names
+
+
+def _nameable(classes):
+    try:
+        _class_names(classes)
+    except ValueError:
+        return False
+    return True
+
+
 def _labels_array(y):
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -117,6 +150,9 @@ class RAMClassifier(*_BASES):
     0), momentum, nesterov, beta1, beta2, eps, clip_norm, weight_decay,
     average_decay (> 0: predictions and save() use the weights' moving
     average), threads; batch_size is the trainer's max_batch.
+
+    The model file names its classes str(classes_[k]) (class_names_, what
+    ram-classify prints).
 
     Fitting: epochs; validation_fraction of the training images held out
     (a split seeded by `seed`; 0: none) unless fit() gets validation_data;
@@ -299,8 +335,10 @@ class RAMClassifier(*_BASES):
 
     # ---- building
 
-    def _build(self, model=None):
-        """Model (fresh unless given), policy and trainer for this data."""
+    def _build(self, model=None, names=True):
+        """Model (fresh unless given), policy and trainer for this data.
+        The model gets the class names str(classes_[k]) (names=False: left
+        as they are)."""
         self._close()
         c, h, w = self._chw_
         if model is None:
@@ -308,6 +346,10 @@ class RAMClassifier(*_BASES):
             model = Model.create(channels=c, height=h, width=w, classes=len(self.classes_),
                                  seed=self.seed, **knobs)
         try:
+            if names:
+                named = _class_names(self.classes_)
+                if model.class_names != named:
+                    model.class_names = named
             policy = Policy(model, seed=self.seed,
                             **{k: getattr(self, k) for k in _POLICY_KNOBS})
             trainer = Trainer(model, policy, max_batch=self.batch_size,
@@ -318,6 +360,7 @@ class RAMClassifier(*_BASES):
             model.close()
             raise
         self.model_ = model
+        self.class_names_ = model.class_names
         self._policy = policy
         self._trainer = trainer
 
@@ -386,6 +429,7 @@ class RAMClassifier(*_BASES):
         if len(self.classes_) < 2:
             raise ValueError("need at least 2 classes, got %d (%s)"
                              % (len(self.classes_), list(self.classes_)))
+        _class_names(self.classes_)  # refused now rather than after training
         self.data_format_ = layout
         self.image_shape_ = tuple(int(v) for v in X.shape[1:])
         self._chw_ = self._chw(layout, X.shape)
@@ -582,11 +626,12 @@ class RAMClassifier(*_BASES):
                 self._trainer.swap_average()
 
     def save(self, path):
-        """Write a libram checkpoint to `path` (atomically): model, policy,
-        optimizer state and, in its user bytes, the estimator's parameters,
-        classes_, input layout and history_ as JSON.  Model.load() and
-        ram-eval read it as a model file (with the trained weights, not the
-        average of average_decay)."""
+        """Write a libram checkpoint to `path` (atomically): model (with the
+        class names str(classes_[k])), policy, optimizer state and, in its
+        user bytes, the estimator's parameters, classes_, input layout and
+        history_ as JSON.  Model.load(), ram-eval and ram-classify read it
+        as a model file (with the trained weights, not the average of
+        average_decay) and name its classes."""
         self._check_fitted()
         self._checkpoint(path, self._extras())
 
@@ -633,7 +678,15 @@ class RAMClassifier(*_BASES):
             est.n_iter_ = len(est.history_)
             est.best_epoch_ = extras["best_epoch"]
             est._decay_steps = int(extras["decay_steps"])  # as resolved by fit()
-            est._build(model)
+            try:
+                names = _class_names(classes)
+            except ValueError:  # labels a model file cannot name: it has no names then
+                names = None
+            stored = model.class_names
+            if stored is not None and names is not None and stored != names:
+                raise ValueError("%s: class names %s in the model, classes %s in the "
+                                 "RAMClassifier data" % (os.fsdecode(path), stored, names))
+            est._build(model, names=names is not None)
         except BaseException:
             model.close()
             raise
@@ -660,7 +713,7 @@ class RAMClassifier(*_BASES):
                 path = os.path.join(d, "model.ckpt")
                 with open(path, "wb") as f:
                     f.write(data)
-                self._build(Model.load(path))
+                self._build(Model.load(path), names=_nameable(self.classes_))
                 self._trainer.load_checkpoint(path)
             self._eval_mode()
 

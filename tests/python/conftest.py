@@ -33,3 +33,10 @@ def buffers(request, monkeypatch):
     else:
         monkeypatch.setattr(libram, "_np", None)
     return request.param
+
+
+def tool(name):
+    """The path of the C tool `name` (ram-classify, ...) built beside the
+    loaded library, or None (an installed library, or tools not built)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(libram.library_path)), name)
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None

@@ -434,6 +434,58 @@ def test_load_refuses_files_without_estimator_data(data, fitted, tmp_path):
     assert libram.RAMClassifier.load(tmp_path / "good.ram").n_iter_ == fitted.n_iter_
 
 
+def test_saved_classes_are_named_for_the_tools(data, tmp_path):
+    (x, y), (xt, _) = data
+    names = numpy.array(["left", "right"])[y]
+    clf = fit_tiny(x[:64], names[:64], epochs=1)
+    assert clf.class_names_ == clf.model_.class_names == ["left", "right"]
+    path = tmp_path / "named.ram"
+    clf.save(path)
+    with libram.Model.load(path) as model:
+        assert model.class_names == ["left", "right"]  # in the file's CLSN chunk
+    back = libram.RAMClassifier.load(path)
+    assert back.class_names_ == back.model_.class_names == ["left", "right"]
+    assert pickle.loads(pickle.dumps(clf)).class_names_ == ["left", "right"]
+    numbered = fit_tiny(x[:64], y[:64] + 7, epochs=1)
+    assert numbered.class_names_ == ["7", "8"]  # str(label)
+    # The file's names against the estimator's data: a mismatch is refused.
+    with libram.Model.load(path) as model:
+        model.class_names = ["right", "left"]
+        other = tmp_path / "other.ram"
+        with libram.Trainer(model) as trainer:
+            trainer.save_checkpoint(other, user=clf._extras())
+    with pytest.raises(ValueError, match="class names .* in the model"):
+        libram.RAMClassifier.load(other)
+    Image = pytest.importorskip("PIL.Image")
+    from conftest import tool
+    classify = tool("ram-classify")
+    if classify is None:
+        pytest.skip("ram-classify is not built beside the library")
+    png = tmp_path / "one.png"
+    pixels = numpy.round(xt[0] * 255).astype(numpy.uint8)
+    Image.fromarray(pixels).save(png)
+    out = subprocess.run([classify, "--model", str(path), "--top", "2", str(png)],
+                         capture_output=True, text=True, check=True).stdout
+    fields = out.rstrip("\n").split("\t")
+    assert fields[0] == str(png) and {fields[1], fields[3]} == {"left", "right"}
+    assert fields[1] == clf.predict(pixels[None])[0]  # the same pixels, the same class
+
+
+def test_labels_a_model_file_cannot_name_are_refused(data):
+    (x, y), _ = data
+    x, y = x[:32], y[:32]
+    for bad, why in (("", "is 0 bytes"), ("x" * 1025, "is 1025 bytes"),
+                     ("a\0b", "with a NUL"), ("\ud800", "UTF-8")):
+        labels = numpy.array(["fine" if k else bad for k in y], dtype=object)
+        with pytest.raises(ValueError, match=why):
+            fit_tiny(x, labels, epochs=1)
+        with pytest.raises(ValueError, match=why):
+            libram.RAMClassifier(**TINY).partial_fit(x, labels, classes=["fine", bad])
+    longest = "\u00e9" * 512  # 1024 bytes of UTF-8
+    clf = fit_tiny(x, numpy.where(y == 0, "short", longest), epochs=1)
+    assert clf.class_names_ == ["short", longest]
+
+
 def test_pickle(data, fitted):
     _, (xt, _) = data
     back = pickle.loads(pickle.dumps(fitted))
