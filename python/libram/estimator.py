@@ -9,6 +9,9 @@ and Trainer.
     clf.save("digits.ram")             # a libram checkpoint, the estimator's data inside
     clf = RAMClassifier.load("digits.ram")
 
+    photos = datasets.stream_folder("photos", split="train", size=64, batch_size=64, seed=1)
+    clf.fit(photos)                    # a folder larger than memory, a batch at a time
+
 It follows scikit-learn's conventions (parameters stored unchanged by
 __init__ and checked by fit, learned attributes ending in "_") and inherits
 sklearn.base.BaseEstimator and ClassifierMixin when scikit-learn is
@@ -27,6 +30,7 @@ import time
 import numpy as np
 
 from . import Model, Policy, Trainer
+from .datasets import FolderStream
 
 try:
     from sklearn.base import BaseEstimator as _Base, ClassifierMixin as _Mixin
@@ -151,8 +155,9 @@ class RAMClassifier(*_BASES):
     average_decay (> 0: predictions and save() use the weights' moving
     average), threads; batch_size is the trainer's max_batch.
 
-    The model file names its classes str(classes_[k]) (class_names_, what
-    ram-classify prints).
+    Data: X with labels y, or a datasets.FolderStream (fit(stream), labels
+    from its class folders), read a batch at a time.  The model file names
+    its classes str(classes_[k]) (class_names_, what ram-classify prints).
 
     Fitting: epochs; validation_fraction of the training images held out
     (a split seeded by `seed`; 0: none) unless fit() gets validation_data;
@@ -388,32 +393,95 @@ class RAMClassifier(*_BASES):
 
     # ---- training
 
-    def _epoch(self, X, layout, codes, index, bar=None):
-        """One shuffled pass over X[index]; returns (train_error, nll, lr)."""
-        self._train_mode()
+    def _array_batches(self, X, layout, codes, index):
+        """An epoch's batches of X[index] in a fresh order from the trainer's RNG."""
         order = index[self._trainer.shuffle(len(index))]
-        wrong = nll = 0.0
-        lr = float("nan")
         for start in range(0, len(order), self.batch_size):
             # Sorted within the batch: a memory-mapped X is read in file order.
             idx = np.sort(order[start:start + self.batch_size])
-            stats = self._trainer.train_batch(self._floats(X, layout, idx), codes[idx])
-            wrong += (1.0 - stats.accuracy) * len(idx)
-            nll += stats.nll * len(idx)
+            yield self._floats(X, layout, idx), codes[idx]
+
+    def _stream_codes(self, stream, what="the stream"):
+        """codes[k]: the class (index into classes_) of the stream's label k."""
+        return self._encode(np.asarray(stream.classes), "%s's classes" % what)
+
+    def _stream_batches(self, batches, codes):
+        """A stream's batches as floats and codes, cut to batch_size."""
+        for images, labels in batches:
+            x = self._floats(images, self.data_format_)
+            y = codes[labels]
+            for start in range(0, len(y), self.batch_size):
+                yield x[start:start + self.batch_size], y[start:start + self.batch_size]
+
+    def _epoch(self, batches, bar=None):
+        """One pass over the (floats, codes) batches; returns (train_error, nll, lr)."""
+        self._train_mode()
+        wrong = nll = 0.0
+        seen = 0
+        lr = float("nan")
+        for images, codes in batches:
+            stats = self._trainer.train_batch(images, codes)
+            wrong += (1.0 - stats.accuracy) * len(codes)
+            nll += stats.nll * len(codes)
+            seen += len(codes)
             lr = stats.lr
             if bar is not None:
                 bar.update(1)
         self._eval_mode()
-        return wrong / len(order), nll / len(order), lr
+        if not seen:
+            raise ValueError("no image could be read to train on")
+        return wrong / seen, nll / seen, lr
+
+    @staticmethod
+    def _scores(probs, codes):
+        """(error, nll) of the probabilities `probs` of the classes `codes`."""
+        p = probs[np.arange(len(codes)), codes]
+        error = float(np.mean(np.argmax(probs, axis=1) != codes))
+        return error, float(-np.mean(np.log(np.maximum(p, 1e-30))))
 
     def _measure(self, X, layout, codes, index=None):
         """(error, nll) of the model on X (or X[index]) with mean locations."""
         probs = self._probs(X, layout, index)
         if index is not None:
             codes = codes[index]
-        p = probs[np.arange(len(codes)), codes]
-        error = float(np.mean(np.argmax(probs, axis=1) != codes))
-        return error, float(-np.mean(np.log(np.maximum(p, 1e-30))))
+        return self._scores(probs, codes)
+
+    def _stream_probs(self, stream, what="the stream"):
+        """(probs, codes) of a stream's images in file order (less the
+        files found damaged), with mean locations."""
+        if tuple(stream.image_shape) != self.image_shape_:
+            raise ValueError("%s has images of shape %s; this classifier was fitted on %s"
+                             % (what, tuple(stream.image_shape), self.image_shape_))
+        table = self._stream_codes(stream, what)
+        probs, codes = [], []
+        for images, labels in stream._batches(np.arange(len(stream.files))):
+            for start in range(0, len(labels), _CONVERT_CHUNK):
+                part = images[start:start + _CONVERT_CHUNK]
+                probs.append(self.model_.classify(self._floats(part, self.data_format_)).probs)
+            codes.append(table[labels])
+        if not codes:
+            raise ValueError("%s: no image could be read" % what)
+        return np.concatenate(probs).astype(np.float64), np.concatenate(codes)
+
+    def _reset(self, layout, shape):
+        """The fitted attributes of images of `shape` (one image's) in `layout`."""
+        self.data_format_ = layout
+        self.image_shape_ = tuple(int(v) for v in shape)
+        self._chw_ = self._chw(layout, (0,) + self.image_shape_)
+        self.n_features_in_ = int(np.prod(self._chw_))
+        self.history_ = []
+        self.n_iter_ = 0
+        self.best_epoch_ = None
+
+    def _set_classes(self, labels):
+        try:
+            self.classes_ = np.unique(labels)
+        except TypeError as e:
+            raise TypeError("labels must be mutually comparable to sort them (%s)" % e) from None
+        if len(self.classes_) < 2:
+            raise ValueError("need at least 2 classes, got %d (%s)"
+                             % (len(self.classes_), list(self.classes_)))
+        _class_names(self.classes_)  # refused now rather than after training
 
     def _start(self, X, y, classes):
         X, layout = self._layout(X, fitted=False)
@@ -422,41 +490,55 @@ class RAMClassifier(*_BASES):
             raise ValueError("X has %d images but y has %d labels" % (X.shape[0], len(y)))
         if y.dtype.kind == "f" and not np.isfinite(y).all():
             raise ValueError("y has NaN or infinite labels")
-        try:
-            self.classes_ = np.unique(y if classes is None else _labels_array(classes))
-        except TypeError as e:
-            raise TypeError("labels must be mutually comparable to sort them (%s)" % e) from None
-        if len(self.classes_) < 2:
-            raise ValueError("need at least 2 classes, got %d (%s)"
-                             % (len(self.classes_), list(self.classes_)))
-        _class_names(self.classes_)  # refused now rather than after training
-        self.data_format_ = layout
-        self.image_shape_ = tuple(int(v) for v in X.shape[1:])
-        self._chw_ = self._chw(layout, X.shape)
-        self.n_features_in_ = int(np.prod(self._chw_))
-        self.history_ = []
-        self.n_iter_ = 0
-        self.best_epoch_ = None
+        self._set_classes(y if classes is None else _labels_array(classes))
+        self._reset(layout, X.shape[1:])
         return X, layout, self._encode(y)
 
-    def fit(self, X, y, validation_data=None):
+    def _start_stream(self, stream, y, classes):
+        if y is not None:
+            raise ValueError("y must be None when X is a datasets.FolderStream: its labels are "
+                             "its class folders")
+        self._set_classes(np.asarray(stream.classes) if classes is None
+                          else _labels_array(classes))
+        shape = tuple(stream.image_shape)
+        self._reset("nhw" if len(shape) == 2 else "nhwc", shape)
+        return self._stream_codes(stream)
+
+    def _validation(self, validation_data):
+        """validation_data as a function giving (probs, codes)."""
+        if isinstance(validation_data, FolderStream):
+            return lambda: self._stream_probs(validation_data, "validation_data")
+        try:
+            Xv, yv = validation_data
+        except (TypeError, ValueError):
+            raise TypeError("validation_data must be a pair (X, y) or a datasets.FolderStream") \
+                from None
+        Xv, layout_v = self._layout(Xv, fitted=True)
+        yv = _labels_array(yv)
+        if len(yv) != Xv.shape[0]:
+            raise ValueError("validation_data has %d images but %d labels"
+                             % (Xv.shape[0], len(yv)))
+        codes = self._encode(yv, "validation_data's y")
+        return lambda: (self._probs(Xv, layout_v), codes)
+
+    def fit(self, X, y=None, validation_data=None):
         """Train a fresh model for `epochs` passes over X; keep the epoch of
-        lowest validation error.  Returns self."""
+        lowest validation error.  X is images with their labels y, or a
+        datasets.FolderStream (y None: its labels are its class folders).
+        validation_data: a pair (X, y), or a FolderStream.  Returns self."""
         self._check_knobs()
         self._close()
-        X, layout, codes = self._start(X, y, None)
-        n = X.shape[0]
+        if isinstance(X, FolderStream):
+            codes = self._start_stream(X, y, None)
+            n = len(X.files)
+        else:
+            if y is None:
+                raise ValueError("fit requires y to be passed, but the target y is None (only a "
+                                 "datasets.FolderStream X brings its own labels)")
+            X, layout, codes = self._start(X, y, None)
+            n = X.shape[0]
         if validation_data is not None:
-            try:
-                Xv, yv = validation_data
-            except (TypeError, ValueError):
-                raise TypeError("validation_data must be a pair (X, y)") from None
-            Xv, layout_v = self._layout(Xv, fitted=True)
-            yv = _labels_array(yv)
-            if len(yv) != Xv.shape[0]:
-                raise ValueError("validation_data has %d images but %d labels"
-                                 % (Xv.shape[0], len(yv)))
-            val = (Xv, layout_v, self._encode(yv, "validation_data's y"), None)
+            val = self._validation(validation_data)
             train_index = np.arange(n)
         elif self.validation_fraction:
             held = max(1, int(round(n * self.validation_fraction)))
@@ -466,11 +548,27 @@ class RAMClassifier(*_BASES):
             perm = np.random.default_rng(self.seed).permutation(n)
             held_index = np.sort(perm[:held])
             train_index = np.sort(perm[held:])
-            val = (X, layout, codes, held_index)
+            if isinstance(X, FolderStream):
+                held_stream = X._subset(held_index)
+                val = lambda: self._stream_probs(held_stream)  # noqa: E731
+            else:
+                val = lambda: (self._probs(X, layout, held_index), codes[held_index])  # noqa: E731
         else:
             val = None
             train_index = np.arange(n)
-        steps_per_epoch = -(-len(train_index) // self.batch_size)
+        if isinstance(X, FolderStream):
+            train = X._subset(train_index) if len(train_index) < n else X
+            full, rest = divmod(len(train_index), train.batch_size)
+            steps_per_epoch = (full * -(-train.batch_size // self.batch_size)
+                               + -(-rest // self.batch_size))
+
+            def batches(epoch):
+                return self._stream_batches(train.batches(epoch), codes)
+        else:
+            steps_per_epoch = -(-len(train_index) // self.batch_size)
+
+            def batches(epoch):
+                return self._array_batches(X, layout, codes, train_index)
         if self.decay_steps is not None:
             self._decay_steps = self.decay_steps
         elif self.lr_final is not None and self.lr_final != self.lr:
@@ -486,10 +584,10 @@ class RAMClassifier(*_BASES):
         try:
             for epoch in range(self.epochs):
                 t0 = time.perf_counter()
-                train_error, nll, lr = self._epoch(X, layout, codes, train_index, bar)
+                train_error, nll, lr = self._epoch(batches(epoch), bar)
                 val_error = val_nll = None
                 if val is not None:
-                    val_error, val_nll = self._measure(*val)
+                    val_error, val_nll = self._scores(*val())
                 record = dict(epoch=epoch + 1, train_error=train_error, nll=nll,
                               val_error=val_error, val_nll=val_nll,
                               seconds=time.perf_counter() - t0, lr=lr,
@@ -522,15 +620,22 @@ class RAMClassifier(*_BASES):
             shutil.rmtree(scratch, ignore_errors=True)
         return self
 
-    def partial_fit(self, X, y, classes=None):
-        """One shuffled pass over X, y.  The first call needs `classes`
-        (every label the classifier will see) and builds the model; later
-        calls continue training it (from fit() too).  Returns self."""
+    def partial_fit(self, X, y=None, classes=None):
+        """One shuffled pass over X, y (or over the datasets.FolderStream X,
+        its epoch numbered by the passes so far, y None).  The first call
+        needs `classes` (every label the classifier will see; a stream's
+        class names by default) and builds the model; later calls continue
+        training it (from fit() too).  Returns self."""
+        stream = isinstance(X, FolderStream)
         if getattr(self, "model_", None) is None:
-            if classes is None:
-                raise ValueError("classes must be given on the first call to partial_fit()")
-            self._check_knobs()
-            X, layout, codes = self._start(X, y, classes)
+            if stream:
+                self._check_knobs()
+                table = self._start_stream(X, y, classes)
+            else:
+                if classes is None:
+                    raise ValueError("classes must be given on the first call to partial_fit()")
+                self._check_knobs()
+                X, layout, codes = self._start(X, y, classes)
             self._decay_steps = self.decay_steps or 0
             self._build()
         else:
@@ -538,13 +643,30 @@ class RAMClassifier(*_BASES):
                                                           self.classes_):
                 raise ValueError("classes %s differ from classes_ %s of the first call"
                                  % (list(np.unique(classes)), list(self.classes_)))
-            X, layout = self._layout(X, fitted=True)
-            y = _labels_array(y)
-            if len(y) != X.shape[0]:
-                raise ValueError("X has %d images but y has %d labels" % (X.shape[0], len(y)))
-            codes = self._encode(y)
+            if stream:
+                if y is not None:
+                    raise ValueError("y must be None when X is a datasets.FolderStream: its "
+                                     "labels are its class folders")
+                if tuple(X.image_shape) != self.image_shape_:
+                    raise ValueError("the stream has images of shape %s; this classifier was "
+                                     "fitted on %s" % (tuple(X.image_shape), self.image_shape_))
+                table = self._stream_codes(X)
+            else:
+                if y is None:
+                    raise ValueError("partial_fit requires y to be passed, but the target y is "
+                                     "None (only a datasets.FolderStream X brings its own labels)")
+                X, layout = self._layout(X, fitted=True)
+                y = _labels_array(y)
+                if len(y) != X.shape[0]:
+                    raise ValueError("X has %d images but y has %d labels"
+                                     % (X.shape[0], len(y)))
+                codes = self._encode(y)
         t0 = time.perf_counter()
-        train_error, nll, lr = self._epoch(X, layout, codes, np.arange(X.shape[0]))
+        if stream:
+            batches = self._stream_batches(X.batches(len(self.history_)), table)
+        else:
+            batches = self._array_batches(X, layout, codes, np.arange(X.shape[0]))
+        train_error, nll, lr = self._epoch(batches)
         record = dict(epoch=len(self.history_) + 1, train_error=train_error, nll=nll,
                       val_error=None, val_nll=None, seconds=time.perf_counter() - t0, lr=lr,
                       steps=self._trainer.steps)
@@ -596,6 +718,17 @@ class RAMClassifier(*_BASES):
         """The most probable class of each image, from classes_."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
+
+    def score(self, X, y=None, sample_weight=None):
+        """Mean accuracy of predict(X) against y, or over a
+        datasets.FolderStream X (y None) against its class folders."""
+        if not isinstance(X, FolderStream):
+            return super().score(X, y, sample_weight=sample_weight)
+        if y is not None or sample_weight is not None:
+            raise ValueError("y and sample_weight must be None when X is a datasets.FolderStream")
+        self._check_fitted()
+        probs, codes = self._stream_probs(X)
+        return float(np.mean(np.argmax(probs, axis=1) == codes))
 
     # ---- files and pickling
 

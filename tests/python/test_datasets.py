@@ -3,8 +3,12 @@ gzip, 3-D and 4-D, several element types), .npy and .npz files, and image
 folders, including truncated, foreign and corrupt files."""
 
 import gzip
+import re
 import struct
 import sys
+import threading
+import time
+import zlib
 
 import pytest
 
@@ -245,10 +249,6 @@ def test_folder_channels(tmp_path):
     assert only_grey.images.shape == (1, 3, 3)
     with pytest.raises(ValueError, match="channels"):
         datasets.load_folder(root, channels=2)
-    wide = tmp_path / "wide"
-    (wide / "a").mkdir(parents=True)
-    Image.fromarray(numpy.full((2, 2), 0xABCD, numpy.uint16)).save(wide / "a" / "w.png")
-    assert datasets.load_folder(wide).images[0, 0, 0] == 0xAB  # 16-bit: the high byte
 
 
 @needs_pil
@@ -260,10 +260,12 @@ def test_folder_bad_files(tmp_path):
     (root / "b" / ".DS_Store").write_bytes(b"\0\1")  # hidden: ignored
     with pytest.raises(ValueError, match="notes.txt"):
         datasets.load_folder(root)
+    (root / "b" / "notes.txt").rename(root / "notes.txt")
     data = good.read_bytes()
-    (root / "b" / "cut.png").write_bytes(data[:len(data) - 20])  # sorted before notes.txt
+    (root / "b" / "cut.png").write_bytes(data[:len(data) - 20])  # its header is whole
     with pytest.raises(ValueError, match="cut.png.*truncated"):
         datasets.load_folder(root)
+    (root / "notes.txt").rename(root / "b" / "notes.txt")
     out = datasets.load_folder(root, on_bad="skip")
     assert out.images.shape == (2, 4, 4) and list(out.labels) == [0, 1]
     assert sorted(p.rsplit("/", 1)[1] for p, _ in out.skipped) == ["cut.png", "notes.txt"]
@@ -271,9 +273,10 @@ def test_folder_bad_files(tmp_path):
     with pytest.raises(ValueError, match="on_bad"):
         datasets.load_folder(root, on_bad="ignore")
     empty = tmp_path / "empty"
-    (empty / "a").mkdir(parents=True)
-    (empty / "a" / "junk.png").write_bytes(b"junk")
-    with pytest.raises(ValueError, match="no images .1 skipped"):
+    for name in "ab":
+        (empty / name).mkdir(parents=True)
+        (empty / name / "junk.png").write_bytes(b"junk")
+    with pytest.raises(ValueError, match="no images .2 skipped"):
         datasets.load_folder(empty, on_bad="skip")
     with pytest.raises(ValueError, match="no class directories"):
         datasets.load_folder(empty / "a")
@@ -304,6 +307,271 @@ def test_folder_feeds_the_estimator(tmp_path):
                                batch_size=8, epochs=2, validation_fraction=0)
     clf.fit(data.images, numpy.array(data.classes)[data.labels])
     assert list(clf.classes_) == ["left", "right"] and clf.image_shape_ == (8, 8)
+
+
+def png_declaring(width, height):
+    """A PNG of 8-bit grey whose header declares width x height pixels,
+    followed by a few bytes of data: a decompression bomb's header."""
+    def chunk(tag, data):
+        return (struct.pack(">I", len(data)) + tag + data
+                + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF))
+    return (b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))
+
+
+@needs_pil
+@pytest.mark.parametrize("kind", ["bomb", "truncated", "corrupt", "not an image", "directory",
+                                  "dangling link"])
+def test_folder_every_bad_file_names_itself_or_is_skipped(tmp_path, kind):
+    root = tmp_path / "set"
+    save(root / "a" / "0.png", numpy.full((4, 4), 1))
+    good = save(root / "b" / "0.png", numpy.full((4, 4), 2)).read_bytes()
+    bad = root / "b" / "1.png"
+    if kind == "bomb":
+        bad.write_bytes(png_declaring(100000, 100000))
+        reason = "declares 100000x100000 pixels, more than the 268435456 this reads"
+    elif kind == "truncated":
+        bad.write_bytes(good[:len(good) - 20])  # the header whole, the pixels cut
+        reason = "not a readable image .*truncated"
+    elif kind == "corrupt":
+        bad.write_bytes(good[:41] + b"\xff" * (len(good) - 53) + good[-12:])  # IDAT garbled
+        reason = "not a readable image"
+    elif kind == "not an image":
+        bad.write_bytes(b"not an image")
+        reason = "not an image Pillow can read"
+    elif kind == "directory":
+        bad.mkdir()
+        reason = "not a regular file"
+    else:
+        bad.symlink_to(tmp_path / "nowhere.png")
+        reason = "not a regular file"
+    limit = Image.MAX_IMAGE_PIXELS
+    for on_bad in ("raise", "fail"):
+        with pytest.raises(ValueError, match=r"b/1\.png: %s.* .on_bad='skip'" % reason):
+            datasets.load_folder(root, on_bad=on_bad)
+        with pytest.raises(ValueError, match=r"b/1\.png: %s" % reason):
+            list(datasets.stream_folder(root, on_bad=on_bad))
+    out = datasets.load_folder(root, on_bad="skip")
+    assert list(out.labels) == [0, 1] and list(out.images[:, 0, 0]) == [1, 2]
+    assert len(out.skipped) == 1 and out.skipped[0][0] == str(bad)
+    assert re.match(reason, out.skipped[0][1])
+    stream = datasets.stream_folder(root, on_bad="skip")
+    for epoch in range(2):
+        (images, labels), = stream.batches(epoch)
+        assert list(labels) == [0, 1]
+    assert [p for p, _ in stream.skipped] == [str(bad)]  # counted once
+    assert Image.MAX_IMAGE_PIXELS == limit  # Pillow's setting left alone
+
+
+@needs_pil
+def test_folder_pixel_limit_is_the_tools_not_pillows(tmp_path, monkeypatch):
+    root = tmp_path / "set"
+    save(root / "a" / "0.png", numpy.full((4, 4), 7))
+    save(root / "b" / "0.png", numpy.full((4, 4), 9))
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 4)  # Pillow alone refuses 16 pixels
+    with pytest.raises(Image.DecompressionBombError):
+        Image.open(root / "a" / "0.png")
+    assert datasets.load_folder(root).images.shape == (2, 4, 4)
+    assert datasets.MAX_PIXELS == 1 << 28  # IMAGE_MAX_PIXELS of tools/common/image.h
+    monkeypatch.setattr(datasets, "MAX_PIXELS", 15)
+    with pytest.raises(ValueError, match="a/0.png: declares 4x4 pixels, more than the 15"):
+        datasets.load_folder(root)
+
+
+@needs_pil
+def test_folder_refuses_an_empty_class_and_a_single_class(tmp_path):
+    root = tmp_path / "set"
+    save(root / "a" / "0.png", numpy.full((4, 4), 1))
+    with pytest.raises(ValueError, match="set has a single class folder .a.: a classifier "
+                                         "needs two or more"):
+        datasets.load_folder(root)
+    with pytest.raises(ValueError, match="single class folder"):
+        datasets.stream_folder(root)
+    assert datasets.load_folder(root, classes=["a"]).images.shape == (1, 4, 4)  # as asked
+    (root / "b").mkdir()
+    (root / "b" / ".hidden").write_bytes(b"")  # hidden: not an image either
+    with pytest.raises(ValueError, match="class folder .*set/b has no images"):
+        datasets.load_folder(root)
+    with pytest.raises(ValueError, match="class folder .*set/b has no images"):
+        datasets.stream_folder(root)
+    splits = tmp_path / "splits"
+    save(splits / "train" / "a" / "0.png", numpy.full((4, 4), 1))
+    (splits / "train" / "b").mkdir()
+    save(splits / "test" / "b" / "0.png", numpy.full((4, 4), 1))
+    with pytest.raises(ValueError, match="train/b has no images"):
+        datasets.load_folder(splits, split="train")
+
+
+@needs_pil
+def test_folder_letterbox_and_the_fit_rules_of_the_library(tmp_path):
+    import libram
+    root = tmp_path / "sizes"
+    wide = numpy.full((2, 4), 200)
+    save(root / "a" / "wide.png", wide)
+    rng = numpy.random.default_rng(5)
+    odd = rng.integers(0, 256, (5, 9))
+    save(root / "b" / "odd.png", odd)
+    box = datasets.load_folder(root, size=4, fit="letterbox")
+    expect = numpy.zeros((4, 4))
+    expect[1:3] = 200  # 2 x 4 fits 4 x 4 at its own scale, centred, zeros above and below
+    assert numpy.array_equal(box.images[0], expect)
+    assert (box.images[1, 0] == 0).all() and (box.images[1, 1:3] > 0).any()  # 5 x 9 -> 2 x 4
+    for fit in ("pad", "resize", "letterbox", "crop"):
+        with libram.Model.create(channels=1, height=4, width=6, classes=2, patch=1) as model:
+            model.fit = fit
+            out = datasets.load_folder(root, size=(4, 6), fit=fit, dtype="float32")
+            for image, pixels in zip(out.images, (wide, odd)):
+                floats = pixels.astype(numpy.float32) / numpy.float32(255)
+                want = model.fit_image(floats, (1,) + pixels.shape)[0]
+                assert numpy.array_equal(image, want), fit  # ram_image_fit's pixels
+            as_bytes = datasets.load_folder(root, size=(4, 6), fit=fit).images
+            assert as_bytes.dtype == numpy.uint8
+            assert numpy.array_equal(as_bytes, numpy.floor(out.images * numpy.float32(255)
+                                                           + numpy.float32(0.5)))
+
+
+@needs_pil
+def test_folder_16_bit_samples_as_the_c_readers(tmp_path):
+    values = numpy.array([[0, 1, 257, 0x80FF], [0xABCD, 0xFF00, 65534, 65535]], numpy.uint16)
+    root = tmp_path / "wide"
+    for name, image in (("a", values), ("b", values[::-1])):
+        (root / name).mkdir(parents=True)
+        Image.fromarray(numpy.ascontiguousarray(image)).save(root / name / "w.png")  # 16-bit
+    out = datasets.load_folder(root)
+    assert out.images.dtype == numpy.float32  # a 16-bit file: floats
+    expect = values.astype(numpy.float32) / numpy.float32(65535)  # image.c: (float)v / 65535.0f
+    ulps = numpy.abs(out.images[0].view(numpy.int32) - expect.view(numpy.int32))
+    assert ulps.max() <= 1 and numpy.array_equal(out.images[0], expect)
+    assert numpy.array_equal(out.images[1], expect[::-1])
+    # As the C tools' image folders keep it: round(255 * v), not the high byte.
+    as_bytes = datasets.load_folder(root, dtype="uint8").images[0]
+    assert as_bytes.ravel().tolist() == [0, 0, 1, 128, 171, 254, 255, 255]
+    streamed = datasets.stream_folder(root, batch_size=2)
+    (images, labels), = streamed
+    assert streamed.dtype == numpy.float32 and numpy.array_equal(images, out.images)
+    save(root / "a" / "x.png", numpy.full((2, 4), 51))  # 8-bit beside them: b / 255
+    mixed = datasets.load_folder(root).images
+    assert mixed.dtype == numpy.float32 and (mixed[1] == numpy.float32(51) / 255).all()
+    with pytest.raises(ValueError, match="dtype"):
+        datasets.load_folder(root, dtype="float64")
+
+
+@needs_pil
+def test_folder_floats_are_what_ram_classify_reads(tmp_path):
+    import json
+    import subprocess
+    import libram
+    from conftest import tool
+    rng = numpy.random.default_rng(9)
+    root = tmp_path / "files"
+    (root / "deep").mkdir(parents=True)
+    deep = rng.integers(0, 65536, (5, 11)).astype(numpy.uint16)
+    Image.fromarray(deep).save(root / "deep" / "d.png")  # 16-bit grey, another size
+    save(root / "rgb" / "c.png", rng.integers(0, 256, (9, 7, 3)))  # 8-bit colour
+    data = datasets.load_folder(root, size=8, fit="letterbox", channels=1, dtype="float32")
+    path = tmp_path / "m.ram"
+    with libram.Model.create(channels=1, height=8, width=8, classes=2, glimpses=2, patch=4,
+                             glimpse_hidden=8, loc_hidden=8, glimpse_out=8, core_hidden=8,
+                             init_scale=1.0, seed=4) as model:
+        model.fit = "letterbox"
+        model.class_names = ["deep", "rgb"]
+        model.save(str(path))
+        ours = model.classify(data.images)
+    classify = tool("ram-classify")
+    if classify is None:
+        pytest.skip("ram-classify is not built beside the library")
+    run = subprocess.run([classify, "--model", str(path), "--json", "--top", "2", "--locations"]
+                         + data.files, capture_output=True, text=True, check=True)
+    for i, line in enumerate(run.stdout.splitlines()):
+        theirs = json.loads(line)
+        probs = {t["label"]: t["probability"] for t in theirs["top"]}
+        assert abs(probs[0] - ours.probs[i, 0]) <= 1e-6 and abs(probs[1] - ours.probs[i, 1]) <= 1e-6
+        assert numpy.abs(numpy.array(theirs["locations"]) - ours.locs[i]).max() <= 1e-6
+
+
+def blob_folder(root, n, size=8, seed=3):
+    """n size x size grey PNGs in root/left and root/right: a bright 2 x 2
+    blob in the left or the right half of dim noise."""
+    rng = numpy.random.default_rng(seed)
+    for i in range(n):
+        k = i % 2
+        img = (rng.random((size, size)) * 40).astype(numpy.uint8)
+        row, col = rng.integers(0, size - 1), k * (size // 2) + rng.integers(0, size // 2 - 1)
+        img[row:row + 2, col:col + 2] = 255
+        save(root / ("left", "right")[k] / ("%02d.png" % i), img)
+    return root
+
+
+@needs_pil
+def test_stream_same_seed_same_batches(tmp_path):
+    root = blob_folder(tmp_path / "blobs", 24)
+    whole = datasets.load_folder(root)
+    a = datasets.stream_folder(root, batch_size=5, seed=3)
+    b = datasets.stream_folder(root, batch_size=5, seed=3, prefetch=0)
+    assert len(a) == 5 and a.classes == whole.classes and a.files == whole.files
+    assert a.image_shape == (8, 8) and a.dtype == numpy.uint8
+    first = list(a.batches(0))
+    assert [len(y) for _, y in first] == [5, 5, 5, 5, 4]
+    for (x1, y1), (x2, y2) in zip(first, b.batches(0)):
+        assert numpy.array_equal(x1, x2) and numpy.array_equal(y1, y2)
+    order = a.order(0)
+    assert sorted(order) == list(range(24)) and not numpy.array_equal(order, a.order(1))
+    assert numpy.array_equal(numpy.concatenate([x for x, _ in first]), whole.images[order])
+    assert numpy.array_equal(numpy.concatenate([y for _, y in first]), whole.labels[order])
+    for epoch in range(2):  # iterating: one epoch after another
+        for (x1, _), (x2, _) in zip(a, b.batches(epoch)):
+            assert numpy.array_equal(x1, x2)
+    other = datasets.stream_folder(root, batch_size=5, seed=4)
+    assert not numpy.array_equal(other.order(0), order)
+    in_order = datasets.stream_folder(root, batch_size=7)  # no seed: class and file order
+    assert numpy.array_equal(numpy.concatenate([x for x, _ in in_order]), whole.images)
+    with pytest.raises(ValueError, match="batch_size"):
+        datasets.stream_folder(root, batch_size=0)
+
+
+@needs_pil
+def test_stream_keeps_a_bounded_number_of_images(tmp_path):
+    root = blob_folder(tmp_path / "blobs", 40)
+    stream = datasets.stream_folder(root, batch_size=4, seed=1, prefetch=2)
+    decoded = [0]
+    read = stream._read
+
+    def counting(i):
+        decoded[0] += 1
+        return read(i)
+
+    stream._read = counting
+    threads = threading.active_count()
+    consumed, ahead = 0, []
+    for images, labels in stream:
+        consumed += len(labels)
+        time.sleep(0.03)  # a slow consumer: the decoder gets as far ahead as it may
+        ahead.append(decoded[0] - consumed)
+    assert consumed == 40 and decoded[0] == 40
+    # Two batches waiting and one being made, beside the one the consumer holds.
+    assert max(ahead) <= (2 + 1) * 4
+    assert max(ahead) >= 2 * 4  # it did decode ahead
+    batches = iter(stream)
+    next(batches)
+    batches.close()  # stopped early: the decoding thread ends
+    assert threading.active_count() == threads
+
+
+@needs_pil
+def test_stream_damaged_pixels_raise_in_the_consumer_or_are_skipped(tmp_path):
+    root = blob_folder(tmp_path / "blobs", 12)
+    victim = root / "right" / "05.png"
+    data = victim.read_bytes()
+    victim.write_bytes(data[:len(data) // 2])  # its header is whole: found when decoded
+    stream = datasets.stream_folder(root, batch_size=4)
+    assert len(stream.files) == 12
+    with pytest.raises(ValueError, match="05.png: not a readable image"):
+        list(stream)
+    skipping = datasets.stream_folder(root, batch_size=4, on_bad="skip")
+    for _ in range(2):
+        assert sum(len(y) for _, y in skipping) == 11
+    assert [p for p, _ in skipping.skipped] == [str(victim)]
 
 
 # ---- arrays as the tools read them

@@ -486,6 +486,46 @@ def test_labels_a_model_file_cannot_name_are_refused(data):
     assert clf.class_names_ == ["short", longest]
 
 
+def _blob_pngs(root, n, seed):
+    Image = pytest.importorskip("PIL.Image")
+    images, names = blobs(n, seed, dtype="uint8", names=("left", "right"))
+    for i, (image, name) in enumerate(zip(images, names)):
+        (root / name).mkdir(parents=True, exist_ok=True)
+        Image.fromarray(image).save(root / name / ("%03d.png" % i))
+    return root
+
+
+def test_fit_on_a_folder_stream(tmp_path):
+    from libram import datasets
+    root = _blob_pngs(tmp_path / "blobs", 48, seed=4)
+    knobs = dict(TINY, batch_size=8, epochs=3, validation_fraction=0.25)
+    stream = datasets.stream_folder(root, batch_size=16, seed=2)
+    clf = libram.RAMClassifier(**knobs).fit(stream)
+    assert list(clf.classes_) == ["left", "right"] and clf.class_names_ == ["left", "right"]
+    assert clf.image_shape_ == (8, 8) and clf.data_format_ == "nhw" and len(clf.history_) == 3
+    assert all(r["val_error"] is not None for r in clf.history_)
+    # 36 training files in batches of 16, 16 and 4, each cut to batch_size 8: 5 steps.
+    assert [r["steps"] for r in clf.history_] == [5, 10, 15]
+    again = libram.RAMClassifier(**knobs).fit(datasets.stream_folder(root, batch_size=16,
+                                                                     seed=2, prefetch=0))
+    whole = datasets.load_folder(root)
+    names = numpy.array(whole.classes)[whole.labels]
+    assert numpy.array_equal(again.predict_proba(whole.images), clf.predict_proba(whole.images))
+    assert clf.score(stream) == clf.score(whole.images, names)
+    clf.partial_fit(stream)
+    assert len(clf.history_) == 4 and clf.history_[-1]["steps"] == clf.history_[-2]["steps"] + 6
+    held = datasets.stream_folder(_blob_pngs(tmp_path / "held", 16, seed=5), batch_size=16)
+    checked = libram.RAMClassifier(**dict(knobs, epochs=1)).fit(stream, validation_data=held)
+    assert checked.history_[0]["val_error"] is not None
+    with pytest.raises(ValueError, match="y must be None"):
+        libram.RAMClassifier(**knobs).fit(stream, names)
+    with pytest.raises(ValueError, match="requires y"):
+        libram.RAMClassifier(**knobs).fit(whole.images)
+    bigger = datasets.stream_folder(root, size=12, batch_size=16)
+    with pytest.raises(ValueError, match="shape"):
+        clf.partial_fit(bigger)
+
+
 def test_pickle(data, fitted):
     _, (xt, _) = data
     back = pickle.loads(pickle.dumps(fitted))
