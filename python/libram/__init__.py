@@ -41,9 +41,10 @@ __all__ = [
     "Error", "RamError", "InvalidArgumentError", "OutOfMemoryError", "InputOutputError",
     "FormatError", "VersionError", "CorruptError", "NumericError", "MismatchError",
     "BufferTooSmallError", "ThreadError", "Status", "Model", "Glimpse", "Policy", "Trainer",
-    "Classification", "TrainStats", "set_blas_threads", "library_path", "library_version",
-    "library_version_info", "GLIMPSE_FORMS", "CORE_TYPES", "LOC_BOUNDS", "LOC_SOURCES",
-    "BASELINE_TYPES", "OPTIMIZERS", "FIT_RULES", "RAMClassifier", "datasets",
+    "Classification", "TrainStats", "SeqEvaluation", "set_blas_threads", "library_path",
+    "library_version", "library_version_info", "GLIMPSE_FORMS", "CORE_TYPES", "LOC_BOUNDS",
+    "SENSORS", "LOC_SOURCES", "BASELINE_TYPES", "SOFT_TRAINING", "REWARDS", "OPTIMIZERS",
+    "FIT_RULES", "RAMClassifier", "datasets",
 ]
 
 
@@ -68,9 +69,10 @@ library_version_info = _capi.library_version_info
 library_version = _capi.ram_version_string().decode("ascii")
 
 # Enums of ram.h by name, so Model.create(core="lstm") reads naturally.
-GLIMPSE_FORMS = {"additive": 0, "concat": 1}
+GLIMPSE_FORMS = {"additive": 0, "concat": 1, "mul": 2}  # mul: DRAM's multiplicative form
 CORE_TYPES = {"rnn": 0, "lstm": 1}
 LOC_BOUNDS = {"hardtanh": 0, "tanh": 1}
+SENSORS = {"hard": 0, "soft": 1}  # ram_sensor: average pooling, or bilinear sampling
 LOC_SOURCES = {"mean": 0, "sampled": 1, "random": 2, "center": 3}
 # ram_fit: how images of another size are fitted to a model's canvas.
 FIT_RULES = {"pad": 0, "resize": 1, "letterbox": 2, "crop": 3}
@@ -78,6 +80,10 @@ _FIT_NAMES = {v: k for k, v in FIT_RULES.items()}
 # ram_precision: the weights classify() uses (Model.precision).
 _PRECISIONS = {"float": 0, "half": 1}
 BASELINE_TYPES = {"linear": 0, "scalar": 1, "none": 2}
+# ram_soft_training: how a trainer moves a soft-sensor model's locations.
+SOFT_TRAINING = {"backprop": 0, "hybrid": 1}
+# ram_reward_mode: what a model of several objects is rewarded for.
+REWARDS = {"per-object": 0, "all-correct": 1}
 OPTIMIZERS = {"sgd": 0, "adam": 1}
 
 
@@ -252,13 +258,15 @@ def _floats(data, what):
     return a, _pointer(a, ctypes.c_float), len(a)
 
 
-def _pixels(data, what):
+def _pixels(data, what, bytes_ok=True):
     """(buffer, pointer, count, u8) for images: a NumPy uint8 array as its
     own bytes, each standing for the pixel byte / 255 as libram's _u8
     functions read it (u8 True), anything else as contiguous float32
-    (_floats), its values as they are."""
+    (_floats), its values as they are.  bytes_ok False (a function without
+    a byte form): a uint8 array as the floats byte / 255, which give the
+    same results."""
     if _np is not None and isinstance(data, _np.ndarray) and data.dtype == _np.uint8:
-        if _capi.ram_model_classify_u8 is None:  # a libram without them: the same floats
+        if _capi.ram_model_classify_u8 is None or not bytes_ok:  # the same floats
             f = (data.astype(_np.float32) / _np.float32(255)).reshape(-1)
             return f, _pointer(f, ctypes.c_float), int(f.size), False
         a = _np.ascontiguousarray(data).reshape(-1)
@@ -406,6 +414,11 @@ def _set_params(struct, overrides, enums, what):
         elif not isinstance(value, (int, float)) and not (
                 _np is not None and isinstance(value, _np.number)):
             raise TypeError("%s must be a number, not %s" % (name, type(value).__name__))
+        if not _capi.known(struct, name) and value != getattr(struct, name):
+            # The library would read only struct_size bytes: the value would
+            # be silently ignored.
+            raise _invalid("%s = %r needs a newer libram: %s (%s) does not know the field"
+                           % (name, value, library_path, library_version))
         setattr(struct, name, value)
 
 
@@ -413,10 +426,13 @@ def _set_params(struct, overrides, enums, what):
 
 _MODEL_FIELDS = [f for f, _ in _capi.ModelParams._fields_ if f not in ("struct_size", "glimpse")]
 _GLIMPSE_FIELDS = [f for f, _ in _capi.GlimpseParams._fields_ if f != "struct_size"]
-_MODEL_ENUMS = {"form": GLIMPSE_FORMS, "core": CORE_TYPES, "bound": LOC_BOUNDS}
+_MODEL_ENUMS = {"form": GLIMPSE_FORMS, "core": CORE_TYPES, "bound": LOC_BOUNDS,
+                "sensor": SENSORS, "upper_core": CORE_TYPES}
+_POLICY_ENUMS = {"baseline": BASELINE_TYPES, "soft_training": SOFT_TRAINING, "reward": REWARDS}
 
 #: Model.classify()'s result: labels (n ints), probs (n x classes),
-#: locs (n x glimpses x (x, y)).
+#: locs (n x glimpses x (x, y)); Model.classify_seq()'s: labels (n x
+#: objects), probs (n x objects x classes), locs (n x glimpses x (x, y)).
 Classification = collections.namedtuple("Classification", "labels probs locs")
 
 
@@ -431,7 +447,10 @@ class Model(_Closeable):
     (ram_state_create_threads): faster single images on a multi-core
     machine, the same results.  Setting `precision` to "half"
     (ram_state_set_precision) classifies with the weights rounded to IEEE
-    half precision: faster small batches, slightly different results."""
+    half precision: faster small batches, slightly different results.
+    A model of several objects (objects > 1, DRAM) labels each image
+    several times: classify_seq() returns every label, classify() refuses
+    it."""
 
     _what = "model"
 
@@ -453,8 +472,13 @@ class Model(_Closeable):
         """A model with freshly initialised weights: ram_model_params_init()'s
         defaults (the paper's MNIST model) with `params` applied.  Keys are
         the fields of ram_model_params; the retina is given as patch=,
-        depth=, scale= or glimpse=dict(...); form, core and bound also take
-        names ("concat", "lstm", "hardtanh")."""
+        depth=, scale= or glimpse=dict(...); form, core, bound, sensor and
+        upper_core also take names ("concat", "lstm", "hardtanh", "soft").
+        DRAM's parts: form="mul" (the multiplicative glimpse network),
+        core_layers=2 and upper_core (a two-layer core), context=S (the
+        context network on the image pooled to S x S), objects and
+        emit_every (several labels per image); sensor="soft" is the
+        bilinear, differentiable retina."""
         p = _capi.defaults(_capi.ModelParams)
         glimpse = dict(params.pop("glimpse", None) or {})
         for name in _GLIMPSE_FIELDS:
@@ -502,8 +526,9 @@ class Model(_Closeable):
         if self.closed:
             return "<libram.Model (closed)>"
         c, h, w = self.image_shape
-        return "<libram.Model %dx%dx%d, %d glimpses, %d classes>" % (c, h, w, self.glimpses,
-                                                                     self.classes)
+        return "<libram.Model %dx%dx%d, %d glimpses, %d classes%s>" % (
+            c, h, w, self.glimpses, self.classes,
+            ", %d objects" % self.objects if self.objects > 1 else "")
 
     @property
     def param_count(self):
@@ -533,6 +558,13 @@ class Model(_Closeable):
     @property
     def glimpses(self):
         return self._params.glimpses
+
+    @property
+    def objects(self):
+        """Labels per image: 1, or several for a DRAM model of several
+        objects (label s after glimpse (s + 1) * emit_every), whose labels
+        classify_seq() and Trainer.train_batch_seq() take."""
+        return self._params.objects
 
     @property
     def class_names(self):
@@ -664,13 +696,44 @@ class Model(_Closeable):
         shapes (n,), (n, classes) and (n, glimpses, 2); without, flat
         array.array buffers of n ints, n*classes and n*glimpses*2 floats.
         Locations are (x, y) in the retina's [-1, 1] frame.
+
+        A model of several objects (objects > 1) emits one label per
+        object: it raises InvalidArgumentError, and classify_seq() returns
+        them all.
         """
+        if self.objects > 1:
+            raise _invalid("this model labels %d objects per image: classify_seq() returns "
+                           "their labels (n, %d) and probabilities (n, %d, %d); classify() "
+                           "gives one label per image" % ((self.objects,) * 3 + (self.classes,)))
+        return self._classify(images, n, source, seed, seq=False)
+
+    def classify_seq(self, images, n=None, source="mean", seed=1):
+        """Every label of a model of several objects (ram_model_classify_seq):
+        images, n, source and seed as for classify().
+
+        Returns Classification(labels, probs, locs): with NumPy, arrays of
+        shapes (n, objects), (n, objects, classes) and (n, glimpses, 2),
+        label s of image i (labels[i, s], probs[i, s]) the one emitted after
+        glimpse (s + 1) * emit_every, each probs[i, s] summing to 1; without
+        NumPy, flat buffers of n*objects ints, n*objects*classes and
+        n*glimpses*2 floats, image by image.  Works for any model: with one
+        object it is classify() with an axis of length 1 added."""
+        return self._classify(images, n, source, seed, seq=True)
+
+    def _classify(self, images, n, source, seed, seq):
         if source not in LOC_SOURCES:
             raise ValueError("source must be one of %s, not %r" % (", ".join(LOC_SOURCES),
                                                                     source))
         c, h, w = self.image_shape
         pixels = c * h * w
-        buf, ptr, size, u8 = _pixels(images, "images")
+        objects = self.objects if seq else 1
+        seq_fn = _capi.ram_model_classify_seq
+        if seq and seq_fn is None and objects > 1:  # cannot happen: such a model needs it
+            raise _invalid("%s (%s) has no ram_model_classify_seq" % (library_path,
+                                                                      library_version))
+        # The _seq function has no byte form: bytes become the floats b / 255
+        # (the same bits).
+        buf, ptr, size, u8 = _pixels(images, "images", bytes_ok=not (seq and seq_fn))
         if n is None:
             if size == 0 or size % pixels:
                 raise _invalid("%d floats are not a whole number of %d x %d x %d images"
@@ -687,15 +750,16 @@ class Model(_Closeable):
         if not 1 <= chunk <= 2 ** 20:
             raise _invalid("classify_chunk = %d not in [1, 2^20]" % chunk)
         count = max(n, 1)  # n < 1 goes to libram, which refuses it with its own message
-        labels = _new_ints(count)
-        probs = _new_floats((count, self.classes))
+        labels = _new_ints(count * objects)
+        probs = _new_floats((count, objects, self.classes) if seq else (count, self.classes))
         locs = _new_floats((count, self.glimpses, 2))
         keep = [buf]
         if ptr is None:
             ptr = _placeholder(keep, ctypes.c_uint8 if u8 else ctypes.c_float)
         out = (_pointer(labels, ctypes.c_int), _pointer(probs, ctypes.c_float),
                _pointer(locs, ctypes.c_float))
-        steps = (pixels, 1, self.classes, 2 * self.glimpses)  # elements per image
+        # elements per image
+        steps = (pixels, objects, objects * self.classes, 2 * self.glimpses)
         with self._lock:
             state = self._workspace(min(count, chunk))
             policy = None if source == "mean" else self._sampling_policy(source, seed)
@@ -703,7 +767,10 @@ class Model(_Closeable):
                 for i in range(0, count, chunk):
                     k = min(chunk, n - i) if n >= 1 else _c_int(n, "n")
                     args = [_advance(p, i * step) for p, step in zip((ptr,) + out, steps)]
-                    if source == "mean":
+                    if seq and seq_fn is not None:
+                        _check(seq_fn(self._ptr, state, args[0], k, LOC_SOURCES[source],
+                                      policy.ptr if policy else None, *args[1:]))
+                    elif source == "mean":
                         fn = _capi.ram_model_classify_u8 if u8 else _capi.ram_model_classify
                         _check(fn(self._ptr, state, args[0], k, *args[1:]))
                     else:
@@ -714,6 +781,8 @@ class Model(_Closeable):
                 if policy:
                     policy.close()
         del keep
+        if seq and _np is not None:
+            labels = labels.reshape(count, objects)
         return Classification(labels, probs, locs)
 
     def _sampling_policy(self, source, seed):
@@ -733,18 +802,30 @@ class Model(_Closeable):
 class Glimpse(_Closeable):
     """The retina (ram_glimpse): `depth` square patches of patch x patch
     pixels around a location, each `scale` times wider than the previous
-    and average-pooled to patch x patch."""
+    and average-pooled to patch x patch (sensor "hard"), or sampled
+    bilinearly on a patch x patch grid (sensor "soft", differentiable in
+    the location: backward_location())."""
 
     _what = "glimpse sensor"
 
-    def __init__(self, patch=8, depth=1, scale=2.0):
+    def __init__(self, patch=8, depth=1, scale=2.0, sensor="hard"):
+        if sensor not in SENSORS:
+            raise ValueError("sensor must be one of %s, not %r" % (", ".join(SENSORS), sensor))
         p = _capi.defaults(_capi.GlimpseParams)
         _set_params(p, dict(patch=patch, depth=depth, scale=scale), {}, "glimpse")
         out = ctypes.c_void_p()
-        _check(_capi.ram_glimpse_create(ctypes.byref(p), ctypes.byref(out)))
+        if _capi.ram_glimpse_create_sensor is not None:
+            _check(_capi.ram_glimpse_create_sensor(ctypes.byref(p), SENSORS[sensor],
+                                                   ctypes.byref(out)))
+        elif sensor != "hard":
+            raise _invalid("sensor %r needs a newer libram than %s (%s)"
+                           % (sensor, library_path, library_version))
+        else:
+            _check(_capi.ram_glimpse_create(ctypes.byref(p), ctypes.byref(out)))
         self._h = _Handle(out.value, _capi.ram_glimpse_free)
         self._lock = threading.Lock()
         self.patch, self.depth, self.scale = p.patch, p.depth, p.scale
+        self.sensor = sensor
 
     def close(self):
         """Free the sensor now.  Idempotent."""
@@ -752,8 +833,10 @@ class Glimpse(_Closeable):
             self._h.close()
 
     def __repr__(self):
-        return "<libram.Glimpse patch=%d depth=%d scale=%g%s>" % (
-            self.patch, self.depth, self.scale, " (closed)" if self.closed else "")
+        return "<libram.Glimpse patch=%d depth=%d scale=%g%s%s>" % (
+            self.patch, self.depth, self.scale,
+            "" if self.sensor == "hard" else " sensor=%s" % self.sensor,
+            " (closed)" if self.closed else "")
 
     def size(self, channels=1):
         """Floats one glimpse of a `channels`-channel image takes:
@@ -771,6 +854,45 @@ class Glimpse(_Closeable):
         array (n, C, depth, patch, patch), without a flat array.array of
         n * size(C) floats.
         """
+        n, c, h, w, keep, image_ptr, loc_ptr, u8 = self._inputs(images, locs, shape, True)
+        count = max(n, 1)
+        out = _new_floats((count, max(c, 1), self.depth, self.patch, self.patch))
+        out_ptr = _pointer(out, ctypes.c_float)
+        extract = _capi.ram_glimpse_extract_u8 if u8 else _capi.ram_glimpse_extract
+        with self._lock:
+            _check(extract(self._ptr, image_ptr, n, c, h, w, loc_ptr, out_ptr,
+                           len(out) if _np is None else out.size))
+        del keep
+        return out
+
+    def backward_location(self, images, locs, dout, shape=None):
+        """The gradient through a soft sensor (ram_glimpse_backward_location):
+        given dout, the gradient of a loss with respect to the glimpses
+        extract(images, locs) returns (the same n * size(C) floats, any
+        shape), the loss's gradient with respect to each location (x, y).
+        images, locs and shape as for extract().  Returns (n, 2) floats
+        with NumPy, else a flat array.array of 2n.  A hard sensor raises
+        InvalidArgumentError: it is not differentiable in the location."""
+        if _capi.ram_glimpse_backward_location is None:
+            raise _invalid("%s (%s) has no ram_glimpse_backward_location"
+                           % (library_path, library_version))
+        n, c, h, w, keep, image_ptr, loc_ptr, _ = self._inputs(images, locs, shape, False)
+        if _np is None and not isinstance(dout, (array.array, memoryview)):
+            dout = _flatten(dout)
+        dout_buf, dout_ptr, dout_size = _floats(dout, "dout")
+        keep.append(dout_buf)
+        dout_ptr = dout_ptr or _placeholder(keep, ctypes.c_float)
+        out = _new_floats((max(n, 1), 2))
+        with self._lock:
+            _check(_capi.ram_glimpse_backward_location(self._ptr, image_ptr, n, c, h, w, loc_ptr,
+                                                       dout_ptr, dout_size,
+                                                       _pointer(out, ctypes.c_float)))
+        del keep
+        return out
+
+    def _inputs(self, images, locs, shape, bytes_ok):
+        """(n, c, h, w, keep, image pointer, location pointer, u8) of
+        extract()'s arguments, lengths checked."""
         if shape is None:
             ndim = getattr(images, "ndim", None)
             if _np is not None and ndim is None:
@@ -786,7 +908,7 @@ class Glimpse(_Closeable):
         if len(shape) != 4:
             raise TypeError("shape must be (n, C, H, W)")
         n, c, h, w = (_c_int(int(v), "shape") for v in shape)
-        image_buf, image_ptr, image_size, u8 = _pixels(images, "images")
+        image_buf, image_ptr, image_size, u8 = _pixels(images, "images", bytes_ok)
         if _np is None and not isinstance(locs, (array.array, memoryview)):
             locs = _flatten(locs)
         loc_buf, loc_ptr, loc_size = _floats(locs, "locs")
@@ -797,19 +919,11 @@ class Glimpse(_Closeable):
             if loc_size != 2 * n:
                 raise _invalid("%d images need %d location floats, got %d"
                                % (n, 2 * n, loc_size))
-        count = max(n, 1)
-        out = _new_floats((count, max(c, 1), self.depth, self.patch, self.patch))
-        out_ptr = _pointer(out, ctypes.c_float)
         keep = [image_buf, loc_buf]
         # Empty inputs still get valid pointers: libram refuses n < 1 itself.
         image_ptr = image_ptr or _placeholder(keep, ctypes.c_uint8 if u8 else ctypes.c_float)
         loc_ptr = loc_ptr or _placeholder(keep, ctypes.c_float)
-        extract = _capi.ram_glimpse_extract_u8 if u8 else _capi.ram_glimpse_extract
-        with self._lock:
-            _check(extract(self._ptr, image_ptr, n, c, h, w, loc_ptr, out_ptr,
-                           len(out) if _np is None else out.size))
-        del keep
-        return out
+        return n, c, h, w, keep, image_ptr, loc_ptr, u8
 
 
 # ---- training
@@ -820,8 +934,11 @@ class Policy(_Closeable):
 
     Policy(model, **params) starts from ram_policy_params_init()'s defaults
     with `params` applied: the fields of ram_policy_params (std, baseline,
-    hidden, steps, reward_scale, discount, detach_core, seed); baseline also
-    by name ("linear", "scalar", "none").  Zero std, hidden and steps take
+    hidden, steps, reward_scale, discount, detach_core, seed, soft_training,
+    reward); baseline ("linear", "scalar", "none"), soft_training
+    ("backprop", "hybrid": how a soft-sensor model's locations are trained)
+    and reward ("per-object", "all-correct": what a model of several
+    objects is rewarded for) also by name.  Zero std, hidden and steps take
     the model's values; model may be None when all three are given.  The
     policy does not keep the model.  A Trainer borrows it: closing the policy
     closes its trainers first."""
@@ -833,7 +950,7 @@ class Policy(_Closeable):
             raise TypeError("model must be a libram.Model or None, not %s"
                             % type(model).__name__)
         p = _capi.defaults(_capi.PolicyParams)
-        _set_params(p, params, {"baseline": BASELINE_TYPES}, "policy")
+        _set_params(p, params, _POLICY_ENUMS, "policy")
         out = ctypes.c_void_p()
         if model is None:
             _check(_capi.ram_policy_create(ctypes.byref(p), None, ctypes.byref(out)))
@@ -870,6 +987,12 @@ class TrainStats(typing.NamedTuple):
     baseline: float      #: mean baseline value
     grad_norm: float     #: global gradient norm before clipping
     lr: float            #: learning rate used for this step
+
+
+class SeqEvaluation(typing.NamedTuple):
+    """Trainer.evaluate_seq()'s result, with mean locations."""
+    error: float         #: fraction of images with any label wrong
+    object_error: float  #: fraction of labels wrong
 
 
 class Trainer(_Closeable):
@@ -946,14 +1069,27 @@ class Trainer(_Closeable):
         if self._own_policy:
             self._policy.close()
 
-    def _batch(self, images, labels):
-        """Buffers and pointers for n images and n labels, lengths checked
-        (libram cannot see them)."""
+    def _batch(self, images, labels, objects=1, bytes_ok=True):
+        """Buffers and pointers for n images and n x objects labels, lengths
+        checked (libram cannot see them)."""
         c, h, w = self._model.image_shape
         pixels = c * h * w
-        label_buf, label_ptr, n = _ints(labels, "labels")
-        image_buf, image_ptr, size, u8 = _pixels(images, "images")
+        if objects > 1 and _np is None and not isinstance(labels, (array.array, memoryview)):
+            labels = _flatten(labels)  # [[a, b], ...] per image
+        label_buf, label_ptr, count = _ints(labels, "labels")
+        if objects > 1 and _np is not None:
+            shape = _np.shape(labels)
+            if len(shape) > 1 and tuple(shape[1:]) != (objects,):
+                raise _invalid("labels of shape %s: this model labels %d objects per image, "
+                               "(n, %d) expected" % (tuple(shape), objects, objects))
+        if count % objects:
+            raise _invalid("%d labels are not %d per image" % (count, objects))
+        n = count // objects
+        image_buf, image_ptr, size, u8 = _pixels(images, "images", bytes_ok)
         if size != n * pixels:
+            if objects > 1:
+                raise _invalid("%d labels (%d per image) need %d images of %d x %d x %d = %d "
+                               "floats, got %d" % (count, objects, n, c, h, w, n * pixels, size))
             raise _invalid("%d labels need %d images of %d x %d x %d = %d floats, got %d"
                            % (n, n, c, h, w, n * pixels, size))
         if n > 2 ** 31 - 1:
@@ -964,13 +1100,22 @@ class Trainer(_Closeable):
             label_ptr = _placeholder(keep, ctypes.c_int)
         return keep, image_ptr, label_ptr, n, u8
 
-    def train_batch(self, images, labels):
-        """One optimisation step on n images (n <= max_batch) with labels in
-        [0, classes).  images as for Model.classify(); labels n ints.
-        Returns a TrainStats."""
-        keep, image_ptr, label_ptr, n, u8 = self._batch(images, labels)
+    def _single(self, method):
+        objects = self._model.objects
+        if objects > 1:
+            raise _invalid("this model labels %d objects per image: %s_seq() takes its labels "
+                           "as (n, %d)" % (objects, method, objects))
+
+    def _seq_fn(self, name):
+        """The C _seq function `name`, or None for a one-object model on a
+        library without it (the single-label function is the same then)."""
+        fn = getattr(_capi, name)
+        if fn is None and self._model.objects > 1:  # cannot happen: such a model needs it
+            raise _invalid("%s (%s) has no %s" % (library_path, library_version, name))
+        return fn
+
+    def _step(self, step, image_ptr, label_ptr, n):
         stats = _capi.TrainStatsStruct()
-        step = _capi.ram_trainer_train_batch_u8 if u8 else _capi.ram_trainer_train_batch
         with self._lock, self._model._lock, self._policy._lock:
             self._hook_error = None
             status = step(self._ptr, image_ptr, label_ptr, n, ctypes.byref(stats))
@@ -978,12 +1123,44 @@ class Trainer(_Closeable):
                 error, self._hook_error = self._hook_error, None
                 raise error  # the gradient hook's own exception
             _check(status)
-        del keep
         return TrainStats(*(float(getattr(stats, f)) for f in TrainStats._fields))
+
+    def train_batch(self, images, labels):
+        """One optimisation step on n images (n <= max_batch) with labels in
+        [0, classes).  images as for Model.classify(); labels n ints.
+        Returns a TrainStats.  A model of several objects takes
+        train_batch_seq() (this raises InvalidArgumentError)."""
+        self._single("train_batch")
+        keep, image_ptr, label_ptr, n, u8 = self._batch(images, labels)
+        step = _capi.ram_trainer_train_batch_u8 if u8 else _capi.ram_trainer_train_batch
+        stats = self._step(step, image_ptr, label_ptr, n)
+        del keep
+        return stats
+
+    def train_batch_seq(self, images, labels):
+        """One optimisation step on n images of a model of S = objects
+        labels per image (ram_trainer_train_batch_seq): labels (n, S) ints
+        in [0, classes), row i image i's labels in the order the model
+        emits them (or n*S flat, image by image).  The loss is the sum of
+        the S cross-entropies; the REINFORCE reward is the policy's
+        `reward` mode.  In the TrainStats, nll is the sum of the S mean
+        cross-entropies, accuracy the fraction of labels right and reward
+        the mean final reward (per-object: the number of right labels).
+        With S = 1 it is train_batch()."""
+        fn = self._seq_fn("ram_trainer_train_batch_seq")
+        keep, image_ptr, label_ptr, n, u8 = self._batch(images, labels, self._model.objects,
+                                                        bytes_ok=fn is None)
+        if fn is None:
+            fn = _capi.ram_trainer_train_batch_u8 if u8 else _capi.ram_trainer_train_batch
+        stats = self._step(fn, image_ptr, label_ptr, n)
+        del keep
+        return stats
 
     def evaluate(self, images, labels):
         """Error rate (fraction wrong, a float) on any number of images with
-        mean locations, max_batch at a time with the trainer's threads."""
+        mean locations, max_batch at a time with the trainer's threads.  A
+        model of several objects takes evaluate_seq()."""
+        self._single("evaluate")
         keep, image_ptr, label_ptr, n, u8 = self._batch(images, labels)
         error = ctypes.c_double()
         evaluate = _capi.ram_trainer_evaluate_u8 if u8 else _capi.ram_trainer_evaluate
@@ -991,6 +1168,25 @@ class Trainer(_Closeable):
             _check(evaluate(self._ptr, image_ptr, label_ptr, n, ctypes.byref(error)))
         del keep
         return error.value
+
+    def evaluate_seq(self, images, labels):
+        """Errors of a model of S = objects labels per image on any number
+        of images with mean locations (ram_trainer_evaluate_seq); labels as
+        for train_batch_seq().  Returns SeqEvaluation(error, object_error):
+        the fraction of images with any label wrong, and the fraction of
+        labels wrong (both evaluate()'s error when S = 1)."""
+        fn = self._seq_fn("ram_trainer_evaluate_seq")
+        if fn is None:
+            error = self.evaluate(images, labels)
+            return SeqEvaluation(error, error)
+        keep, image_ptr, label_ptr, n, _ = self._batch(images, labels, self._model.objects,
+                                                       bytes_ok=False)
+        error, object_error = ctypes.c_double(), ctypes.c_double()
+        with self._lock, self._model._lock, self._policy._lock:
+            _check(fn(self._ptr, image_ptr, label_ptr, n, ctypes.byref(error),
+                      ctypes.byref(object_error)))
+        del keep
+        return SeqEvaluation(error.value, object_error.value)
 
     @property
     def gradient_size(self):

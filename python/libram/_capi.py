@@ -124,6 +124,13 @@ class ModelParams(ctypes.Structure):
         ("loc_range_pixels", ctypes.c_float),
         ("init_scale", ctypes.c_float),
         ("seed", ctypes.c_uint64),
+        # Appended in 0.2 (ABI: params structs grow at their end).
+        ("sensor", ctypes.c_int),
+        ("core_layers", ctypes.c_int),
+        ("upper_core", ctypes.c_int),
+        ("context", ctypes.c_int),
+        ("objects", ctypes.c_int),
+        ("emit_every", ctypes.c_int),
     ]
 
 
@@ -138,6 +145,9 @@ class PolicyParams(ctypes.Structure):
         ("discount", ctypes.c_float),
         ("detach_core", ctypes.c_int),
         ("seed", ctypes.c_uint64),
+        # Appended in 0.2.
+        ("soft_training", ctypes.c_int),
+        ("reward", ctypes.c_int),
     ]
 
 
@@ -257,6 +267,24 @@ ram_trainer_evaluate_u8 = _optional_fn("ram_trainer_evaluate_u8", _STATUS, VOIDP
                                        ctypes.POINTER(ctypes.c_double))
 ram_glimpse_extract_u8 = _optional_fn("ram_glimpse_extract_u8", _STATUS, VOIDP, U8P, _INT, _INT,
                                       _INT, _INT, FLOATP, FLOATP, _SIZE)
+# Models of several objects (DRAM) and the soft sensor (libram 0.2).  None
+# where the library predates them; the module then says so when they are
+# needed.  There are no byte (_u8) forms of the _seq functions: the module
+# hands them the floats b / 255, which give the same bits.
+DOUBLEP = ctypes.POINTER(ctypes.c_double)
+ram_model_classify_seq = _optional_fn("ram_model_classify_seq", _STATUS, VOIDP, VOIDP, FLOATP,
+                                      _INT, _INT, VOIDP, INTP, FLOATP, FLOATP)
+ram_trainer_train_batch_seq = _optional_fn("ram_trainer_train_batch_seq", _STATUS, VOIDP, FLOATP,
+                                           INTP, _INT, ctypes.POINTER(TrainStatsStruct))
+ram_trainer_evaluate_seq = _optional_fn("ram_trainer_evaluate_seq", _STATUS, VOIDP, FLOATP, INTP,
+                                        _INT, DOUBLEP, DOUBLEP)
+ram_glimpse_create_sensor = _optional_fn("ram_glimpse_create_sensor", _STATUS,
+                                         ctypes.POINTER(GlimpseParams), _INT, _OUT)
+ram_glimpse_sensor = _optional_fn("ram_glimpse_sensor", _INT, VOIDP)
+ram_glimpse_backward_location = _optional_fn("ram_glimpse_backward_location", _STATUS, VOIDP,
+                                             FLOATP, _INT, _INT, _INT, _INT, FLOATP, FLOATP,
+                                             _SIZE, FLOATP)
+
 ram_trainer_swap_average = _fn("ram_trainer_swap_average", _STATUS, VOIDP)
 ram_trainer_average_in = _fn("ram_trainer_average_in", _INT, VOIDP)
 GRADIENT_FN = ctypes.CFUNCTYPE(_STATUS, FLOATP, _SIZE, VOIDP)  # ram_gradient_fn
@@ -277,11 +305,30 @@ _INITS = {
 }
 
 
+# ram.h's defaults of the fields appended to the params structs, for a
+# library older than them (which neither fills nor reads them): what it
+# does in their place.  Fields not listed default to 0.
+LATE_DEFAULTS = {
+    ModelParams: {"core_layers": 1, "objects": 1},
+}
+
+
+def known(struct, name):
+    """True if the library that filled `struct` (struct_size) knows field
+    `name`, i.e. reads it."""
+    field = getattr(type(struct), name)
+    return field.offset + field.size <= struct.struct_size
+
+
 def defaults(cls):
     """A `cls` filled with libram's defaults by ram_X_params_init_sized(),
     which writes at most ctypes.sizeof(cls) bytes and sets struct_size to
-    what it filled.  Fields a (future) older library would not know keep
-    ctypes' zeros; the library reads only as far as struct_size says."""
+    what it filled.  Fields an older library does not know get ram.h's
+    defaults here (LATE_DEFAULTS); the library reads only as far as
+    struct_size says."""
     p = cls()
     _INITS[cls](ctypes.byref(p), ctypes.sizeof(cls))
+    for name, value in LATE_DEFAULTS.get(cls, {}).items():
+        if not known(p, name):
+            setattr(p, name, value)
     return p

@@ -51,10 +51,14 @@ MAX_CLASS_NAME = 1024
 # Which constructor arguments go to which libram object.
 _MODEL_KNOBS = ("glimpses", "patch", "depth", "scale", "form", "glimpse_hidden", "loc_hidden",
                 "glimpse_out", "core_hidden", "core", "bound", "loc_std", "loc_range_pixels",
-                "init_scale")
+                "init_scale", "context", "core_layers", "upper_core")
 _POLICY_KNOBS = ("std", "baseline", "reward_scale", "discount", "detach_core")
 _TRAINER_KNOBS = ("optimizer", "lr", "momentum", "nesterov", "beta1", "beta2", "eps",
                   "clip_norm", "weight_decay", "average_decay", "threads")
+# `sensor`, as ram-train --sensor: the model's sensor and the policy's
+# soft_training.
+_SENSORS = {"hard": ("hard", "backprop"), "soft": ("soft", "backprop"),
+            "hybrid": ("soft", "hybrid")}
 
 
 class _ParamsMixin:
@@ -142,9 +146,16 @@ class RAMClassifier(*_BASES):
     """Recurrent Attention Model classifier of images.
 
     Model (Model.create, same names and defaults): glimpses, patch, depth,
-    scale, form, glimpse_hidden, loc_hidden, glimpse_out, core_hidden, core,
-    bound, loc_std, loc_range_pixels, init_scale.  The image shape and the
-    class count come from the data; `seed` seeds the weights.
+    scale, form ("additive", "concat" or DRAM's "mul"), glimpse_hidden,
+    loc_hidden, glimpse_out, core_hidden, core, bound, loc_std,
+    loc_range_pixels, init_scale, and DRAM's context (0: none; S: the
+    context network on the image pooled to S x S), core_layers (1 or 2)
+    and upper_core (the second layer's cell).  sensor: "hard" (average
+    pooling, locations trained by REINFORCE), "soft" (bilinear sampling,
+    locations trained by backpropagation through it) or "hybrid" (the soft
+    sensor, sampled locations, REINFORCE plus the backpropagated term), as
+    ram-train --sensor.  The image shape and the class count come from the
+    data; `seed` seeds the weights.
 
     Policy (Policy): std (0: the model's loc_std), baseline, reward_scale,
     discount, detach_core; its hidden size and steps are the model's.
@@ -174,7 +185,7 @@ class RAMClassifier(*_BASES):
     def __init__(self, glimpses=6, patch=8, depth=1, scale=2.0, form="additive",
                  glimpse_hidden=128, loc_hidden=128, glimpse_out=256, core_hidden=256,
                  core="rnn", bound="tanh", loc_std=0.17, loc_range_pixels=-1.0, init_scale=0.1,
-                 std=0.0, baseline="linear", reward_scale=1.0, discount=1.0, detach_core=True,
+                 context=0, core_layers=1, upper_core="rnn", sensor="hard", std=0.0, baseline="linear", reward_scale=1.0, discount=1.0, detach_core=True,
                  optimizer="adam", lr=1e-3, lr_final=None, decay_steps=None, momentum=0.9,
                  nesterov=False, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=5.0,
                  weight_decay=0.0, average_decay=0.0, threads=1, batch_size=128, epochs=10,
@@ -194,6 +205,10 @@ class RAMClassifier(*_BASES):
         self.loc_std = loc_std
         self.loc_range_pixels = loc_range_pixels
         self.init_scale = init_scale
+        self.context = context
+        self.core_layers = core_layers
+        self.upper_core = upper_core
+        self.sensor = sensor
         self.std = std
         self.baseline = baseline
         self.reward_scale = reward_scale
@@ -246,6 +261,9 @@ class RAMClassifier(*_BASES):
         if self.data_format not in _FORMATS:
             raise ValueError("data_format must be one of %s, not %r"
                              % (", ".join(_FORMATS), self.data_format))
+        if not isinstance(self.sensor, str) or self.sensor not in _SENSORS:
+            raise ValueError("sensor must be one of %s, not %r"
+                             % (", ".join(_SENSORS), self.sensor))
 
     def _layout(self, X, fitted):
         """Check X; return (X as an array, its layout "nhw"/"nhwc"/"nchw")."""
@@ -346,16 +364,17 @@ class RAMClassifier(*_BASES):
         as they are)."""
         self._close()
         c, h, w = self._chw_
+        sensor, soft_training = _SENSORS[self.sensor]
         if model is None:
             knobs = {k: getattr(self, k) for k in _MODEL_KNOBS}
             model = Model.create(channels=c, height=h, width=w, classes=len(self.classes_),
-                                 seed=self.seed, **knobs)
+                                 seed=self.seed, sensor=sensor, **knobs)
         try:
             if names:
                 named = _class_names(self.classes_)
                 if model.class_names != named:
                     model.class_names = named
-            policy = Policy(model, seed=self.seed,
+            policy = Policy(model, seed=self.seed, soft_training=soft_training,
                             **{k: getattr(self, k) for k in _POLICY_KNOBS})
             trainer = Trainer(model, policy, max_batch=self.batch_size,
                               lr_final=self.lr if self.lr_final is None else self.lr_final,
@@ -840,6 +859,11 @@ class RAMClassifier(*_BASES):
 
     def __setstate__(self, state):
         data = state.pop("_checkpoint_bytes", None)
+        # A pickle of a version with fewer constructor arguments: the others
+        # take their defaults, which are what that version did.
+        for p in inspect.signature(type(self).__init__).parameters.values():
+            if p.name != "self" and p.default is not p.empty:
+                self.__dict__.setdefault(p.name, p.default)
         self.__dict__.update(state)
         if data is not None:
             with tempfile.TemporaryDirectory(prefix="ramclassifier-") as d:

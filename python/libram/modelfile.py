@@ -9,6 +9,10 @@ its place, and ARCH keeps any bytes a later version appended.
     f.arch["core_hidden"], f.tensors["cls_w"].shape   # 256, (10, 256)
     assert f.to_bytes() == open("models/mnist.ram", "rb").read()
 
+A DRAM model's file (a DRAM chunk: two core layers, a context network or
+several objects) has five tensors more (DRAM_TENSORS), shaped by f.dram;
+a soft-sensor model's names its sensor in a SENS chunk (f.sensor).
+
 Needs NumPy.  Checks what libram's loader checks about the container (magic,
 version, chunk lengths, the END chunk and its CRC) and that the weights have
 the shapes the architecture implies; libram itself checks the rest when the
@@ -20,8 +24,8 @@ import zlib
 
 import numpy as np
 
-__all__ = ["MAGIC", "TENSORS", "ARCH_FIELDS", "ModelFile", "read", "parse", "shapes",
-           "FileFormatError"]
+__all__ = ["MAGIC", "TENSORS", "DRAM_TENSORS", "ARCH_FIELDS", "DRAM_FIELDS", "ModelFile",
+           "read", "parse", "shapes", "FileFormatError"]
 
 MAGIC = b"\x89RAM\r\n\x1a\n"
 VERSION = 1
@@ -37,6 +41,14 @@ ARCH_FIELDS = (("channels", "I"), ("height", "I"), ("width", "I"), ("patch", "I"
                ("glimpses", "I"), ("classes", "I"), ("bound", "I"), ("loc_std", "f"),
                ("loc_range_pixels", "f"), ("init_scale", "f"), ("seed", "Q"))
 _ARCH = struct.Struct("<" + "".join(code for _, code in ARCH_FIELDS))
+
+#: The 5 tensors a file with a DRAM chunk lists after TENSORS: the upper
+#: core layer (W_x, W_h, b) and the context network (W, b), 0 rows where
+#: the model has no such part.
+DRAM_TENSORS = ("core2_wx", "core2_wh", "core2_b", "ctx_w", "ctx_b")
+#: The DRAM chunk's u32 fields in order.
+DRAM_FIELDS = ("core_layers", "upper_core", "context", "objects", "emit_every")
+_DRAM = struct.Struct("<5I")
 _CHUNK = struct.Struct("<4sIQ")
 
 
@@ -44,8 +56,9 @@ class FileFormatError(ValueError):
     """Bytes that are not a libram model file, or a damaged one."""
 
 
-def shapes(arch):
-    """{tensor: (rows, cols)} that an architecture implies, in file order."""
+def shapes(arch, dram=None):
+    """{tensor: (rows, cols)} that an architecture implies, in file order;
+    with `dram` (the DRAM chunk's fields by name) DRAM_TENSORS too."""
     d = arch["channels"] * arch["depth"] * arch["patch"] ** 2
     hg, hl, g, h, k = (arch["glimpse_hidden"], arch["loc_hidden"], arch["glimpse_out"],
                        arch["core_hidden"], arch["classes"])
@@ -55,7 +68,17 @@ def shapes(arch):
             "g2_w": (g, hg + hl) if concat else (g, hg), "g2_b": (g, 1),
             "l2_w": (0, hl) if concat else (g, hl), "l2_b": (0, 1) if concat else (g, 1),
             "core_wx": (gates, g), "core_wh": (gates, h), "core_b": (gates, 1),
-            "loc_w": (2, h), "loc_b": (2, 1), "cls_w": (k, h), "cls_b": (k, 1)}
+            "loc_w": (2, h), "loc_b": (2, 1), "cls_w": (k, h), "cls_b": (k, 1),
+            **({} if dram is None else _dram_shapes(arch, dram))}
+
+
+def _dram_shapes(arch, dram):
+    h = arch["core_hidden"]
+    upper = (4 * h if dram["upper_core"] == 1 else h) if dram["core_layers"] == 2 else 0
+    side = dram["context"]
+    ctx = h if side else 0
+    return {"core2_wx": (upper, h), "core2_wh": (upper, h), "core2_b": (upper, 1),
+            "ctx_w": (ctx, arch["channels"] * side * side), "ctx_b": (ctx, 1)}
 
 
 class ModelFile:
@@ -65,24 +88,48 @@ class ModelFile:
     array of (rows, cols)} (TENSORS); chunks: every chunk in file order as
     [tag, reserved, payload], the payload None for ARCH and WGHT (written from
     arch and tensors); arch_tail: ARCH bytes after the 80 this version knows;
-    kind: the header's reserved word."""
+    kind: the header's reserved word.  With a DRAM chunk among the chunks,
+    tensors holds DRAM_TENSORS too."""
 
     def __init__(self, arch, tensors, chunks=None, arch_tail=b"", kind=0):
         self.arch = dict(arch)
-        self.tensors = {name: np.ascontiguousarray(tensors[name], dtype=np.float32)
-                        for name in TENSORS}
         # libram's own order for a file it writes: ARCH, WGHT, then the
         # optional chunks, which the caller appends.
         self.chunks = [list(c) for c in chunks] if chunks is not None else [
             [b"ARCH", 0, None], [b"WGHT", 0, None]]
+        self.tensors = {name: np.ascontiguousarray(tensors[name], dtype=np.float32)
+                        for name in self.tensor_names()}
         self.arch_tail = bytes(arch_tail)
         self.kind = kind
         self.check()
 
+    @property
+    def dram(self):
+        """The DRAM chunk's fields by name (DRAM_FIELDS), or None for a
+        model with one core layer, no context and one object."""
+        payload = self.chunk(b"DRAM")
+        if payload is None:
+            return None
+        if len(payload) != _DRAM.size:
+            raise FileFormatError("DRAM chunk of %d bytes, %d expected"
+                                  % (len(payload), _DRAM.size))
+        return dict(zip(DRAM_FIELDS, _DRAM.unpack(payload)))
+
+    @property
+    def sensor(self):
+        """The retina's sensor from the SENS chunk: 0 hard (none), 1 soft."""
+        payload = self.chunk(b"SENS")
+        return struct.unpack("<I", payload)[0] if payload is not None and len(payload) == 4 else 0
+
+    def tensor_names(self):
+        """The WGHT chunk's tensors in order: TENSORS, and DRAM_TENSORS with
+        a DRAM chunk."""
+        return TENSORS + DRAM_TENSORS if self.chunk(b"DRAM") is not None else TENSORS
+
     def check(self):
         """Raise FileFormatError unless every tensor has its implied shape."""
-        want = shapes(self.arch)
-        for name in TENSORS:
+        want = shapes(self.arch, self.dram)
+        for name in self.tensor_names():
             got = tuple(self.tensors[name].shape)
             if got != want[name]:
                 raise FileFormatError("tensor %s is %s, the architecture implies %s"
@@ -112,10 +159,11 @@ class ModelFile:
         return _ARCH.pack(*(self.arch[name] for name, _ in ARCH_FIELDS)) + self.arch_tail
 
     def weight_bytes(self):
-        want = shapes(self.arch)
-        head = struct.pack("<I", len(TENSORS)) + b"".join(
-            struct.pack("<II", *want[name]) for name in TENSORS)
-        return head + b"".join(self.tensors[name].astype("<f4").tobytes() for name in TENSORS)
+        want = shapes(self.arch, self.dram)
+        names = self.tensor_names()
+        head = struct.pack("<I", len(names)) + b"".join(
+            struct.pack("<II", *want[name]) for name in names)
+        return head + b"".join(self.tensors[name].astype("<f4").tobytes() for name in names)
 
     def to_bytes(self):
         self.check()
@@ -176,15 +224,24 @@ def parse(data, name="model file"):
                               % (name, len(arch_payload), _ARCH.size))
     arch = dict(zip((n for n, _ in ARCH_FIELDS), _ARCH.unpack_from(arch_payload)))
     arch_tail = arch_payload[_ARCH.size:]
+    dram = None
+    if b"DRAM" in tags:
+        payload = chunks[tags.index(b"DRAM")][2]
+        if len(payload) != _DRAM.size:
+            raise FileFormatError("%s: DRAM chunk of %d bytes, %d expected"
+                                  % (name, len(payload), _DRAM.size))
+        dram = dict(zip(DRAM_FIELDS, _DRAM.unpack(payload)))
+    names = TENSORS if dram is None else TENSORS + DRAM_TENSORS
     w = chunks[tags.index(b"WGHT")][2]
-    if len(w) < 4 or struct.unpack_from("<I", w)[0] != len(TENSORS):
-        raise FileFormatError("%s: WGHT chunk does not hold %d tensors" % (name, len(TENSORS)))
-    table = 4 + 8 * len(TENSORS)
+    if len(w) < 4 or struct.unpack_from("<I", w)[0] != len(names):
+        raise FileFormatError("%s: WGHT chunk does not hold %d tensors%s"
+                              % (name, len(names), "" if dram is None else " (a DRAM model)"))
+    table = 4 + 8 * len(names)
     if len(w) < table:
         raise FileFormatError("%s: WGHT chunk truncated in its tensor table" % name)
-    dims = [struct.unpack_from("<II", w, 4 + 8 * i) for i in range(len(TENSORS))]
-    want = shapes(arch)
-    for tname, got in zip(TENSORS, dims):
+    dims = [struct.unpack_from("<II", w, 4 + 8 * i) for i in range(len(names))]
+    want = shapes(arch, dram)
+    for tname, got in zip(names, dims):
         if tuple(got) != want[tname]:
             raise FileFormatError("%s: tensor %s is %dx%d, the architecture implies %dx%d"
                                   % (name, tname, got[0], got[1], *want[tname]))
@@ -194,7 +251,7 @@ def parse(data, name="model file"):
                               % (name, len(w) - table, 4 * count))
     flat = np.frombuffer(w, dtype="<f4", count=count, offset=table).astype(np.float32)
     tensors, at = {}, 0
-    for tname, (r, c) in zip(TENSORS, dims):
+    for tname, (r, c) in zip(names, dims):
         tensors[tname] = flat[at:at + r * c].reshape(r, c)
         at += r * c
     for c in chunks:

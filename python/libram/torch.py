@@ -143,6 +143,7 @@ class RAM(nn.Module):
         if a["loc_range_pixels"] < 0:  # "follow the image", as ram_model_create resolves it
             a["loc_range_pixels"] = float(np.float32(max(0.0, 0.5 * min(a["height"],
                                                                         a["width"]) - 1.0)))
+        _check_computable(a)
         shapes = modelfile.shapes(a)
         self._file = {"arch": a, "arch_tail": b"", "kind": 0,
                       "chunks": [[b"ARCH", 0, None], [b"WGHT", 0, None]], "weights_crc": None}
@@ -385,6 +386,7 @@ def to_torch(model, baseline="linear", detach_core=True):
     or bytes; a checkpoint's model part), its weights copied.  What the file
     holds besides the weights travels in the module's extra state."""
     f = modelfile.parse(_model_bytes(model))
+    _check_computable(f.arch, f.dram, f.sensor)
     net = RAM(f.arch, baseline=baseline, detach_core=detach_core)
     with torch.no_grad():
         for key, name in RAM.KEYS.items():
@@ -396,6 +398,28 @@ def to_torch(model, baseline="linear", detach_core=True):
                  "chunks": [list(c) for c in f.chunks],
                  "weights_crc": zlib.crc32(f.weight_bytes())}
     return net
+
+
+def _check_computable(arch, dram=None, sensor=0):
+    """ConversionError for a model the RAM module does not compute: DRAM's
+    parts (the multiplicative form, two core layers, a context network,
+    several objects) and the soft sensor, which libram.Model runs."""
+    parts = []
+    if arch["form"] not in (0, 1):
+        parts.append("the multiplicative glimpse form")
+    if dram is not None:
+        if dram["core_layers"] > 1:
+            parts.append("two core layers")
+        if dram["context"]:
+            parts.append("a context network")
+        if dram["objects"] > 1:
+            parts.append("%d objects" % dram["objects"])
+    if sensor:
+        parts.append("the soft sensor")
+    if parts:
+        raise ConversionError("libram.torch's module computes RAM with the hard sensor, the "
+                              "additive or concat form and one core layer; this model has %s: "
+                              "use libram.Model" % ", ".join(parts))
 
 
 def _param(net, key):
