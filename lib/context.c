@@ -1,7 +1,7 @@
 /* The context network's view of the whole image: average pooling to a
- * small square, one pass over the pixels.  Everything after it (one fully
- * connected layer, forward.c and backward.c) costs the same for any image
- * size. */
+ * small square, one pass over the pixels (or, with cell_samples, a fixed
+ * number of them a cell).  Everything after it (one fully connected layer,
+ * forward.c and backward.c) costs the same for any image size. */
 #include "internal.h"
 
 /* Rows (or columns) [*a, *b) of a side of n pixels that cell k of s covers:
@@ -43,9 +43,28 @@ static double cell_sum_u8(const uint8_t *plane, int w, int r0, int r1, int c0, i
 
 #define EXACT_CELL (1L << 22) /* pixels of a cell whose byte sums are exact (above) */
 
+/* The mean of the k x k pixels (fewer where the cell is narrower) at the
+ * centres of a grid over rows [r0, r1) and columns [c0, c1): the context's
+ * cell read as the hard sensor reads a wide cell (cell_samples). */
+static double cell_sampled(const float *f, const uint8_t *u8, int w, int r0, int r1, int c0, int c1,
+                           int k) {
+    const int rows = r1 - r0, cols = c1 - c0;
+    const int kr = rows < k ? rows : k, kc = cols < k ? cols : k;
+    double sum = 0;
+    for (int m = 0; m < kr; m++) {
+        const size_t row = (size_t)(r0 + (2L * m + 1) * rows / (2L * kr)) * w;
+        for (int n = 0; n < kc; n++) {
+            const size_t at = row + (size_t)(c0 + (2L * n + 1) * cols / (2L * kc));
+            sum += f ? f[at] : ram_byte_value[u8[at]];
+        }
+    }
+    return sum / ((double)kr * kc);
+}
+
 /* One image's pixels as floats (f) or as bytes (u8, each the float
- * ram_byte_value[] gives: the same sums, so the same bits, either way). */
-void ram_context_pool(ram_images b, int c, int h, int w, int s, float *out) {
+ * ram_byte_value[] gives: the same sums, so the same bits, either way);
+ * k: cell_samples (0: every pixel). */
+void ram_context_pool(ram_images b, int c, int h, int w, int s, int k, float *out) {
     const float *f = b.f;
     const uint8_t *u8 = b.u8 ? b.u8 : b.each ? b.each[0] : NULL;
     for (int ch = 0; ch < c; ch++) {
@@ -56,6 +75,12 @@ void ram_context_pool(ram_images b, int c, int h, int w, int s, float *out) {
             for (int j = 0; j < s; j++) {
                 int c0, c1;
                 cell_span(j, s, w, &c0, &c1);
+                float *o = &out[((size_t)ch * s + i) * s + j];
+                if (k && (r1 - r0 > k || c1 - c0 > k)) {
+                    *o = (float)cell_sampled(f ? f + plane : NULL, f ? NULL : u8 + plane, w, r0, r1,
+                                             c0, c1, k);
+                    continue;
+                }
                 double sum = 0;
                 if (!f && (long)(r1 - r0) * (c1 - c0) <= EXACT_CELL)
                     sum = cell_sum_u8(u8 + plane, w, r0, r1, c0, c1);
@@ -64,7 +89,7 @@ void ram_context_pool(ram_images b, int c, int h, int w, int s, float *out) {
                         for (int q = c0; q < c1; q++)
                             sum += f ? f[plane + (size_t)r * w + q]
                                      : ram_byte_value[u8[plane + (size_t)r * w + q]];
-                out[((size_t)ch * s + i) * s + j] = (float)(sum / ((double)(r1 - r0) * (c1 - c0)));
+                *o = (float)(sum / ((double)(r1 - r0) * (c1 - c0)));
             }
         }
     }

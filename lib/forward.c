@@ -318,7 +318,7 @@ static void context_net(const fwd_job *j, const share *sh) {
     const size_t img = (size_t)p->channels * p->height * p->width;
     for (int i = sh->i0; i < sh->i1; i++)
         ram_context_pool(ram_images_from(j->images, (size_t)i, img), p->channels, p->height,
-                         p->width, p->context, j->ws->ctx_in + (size_t)i * D);
+                         p->width, p->context, p->cell_samples, j->ws->ctx_in + (size_t)i * D);
     ram_team_barrier(j->team);
     float *top = ram_top_state(m, j->ws);
     linear_rows(j, j->ws->ctx_in, D, n, D, RAM_T_CTX_W, RAM_T_CTX_B, sh->u0, sh->u1, top, H, false);
@@ -416,7 +416,8 @@ void ram_model_forward(const struct ram_model *m, ram_ws *ws, const float *image
 }
 
 long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, int n, int *step) {
-    /* The context's pooled image sums every pixel: a NaN anywhere shows. */
+    /* The context's pooled image sums every pixel it reads (all of them
+     * unless cell_samples): a NaN among them shows. */
     const size_t C = (size_t)m->ctx_in;
     for (size_t i = 0; i < (size_t)n * C; i++)
         if (!isfinite(ws->ctx_in[i])) {

@@ -34,6 +34,7 @@ ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *use
     g->depth = p.depth;
     g->scale = p.scale;
     g->sensor = RAM_SENSOR_HARD; /* ram_glimpse_create_sensor() and models set SOFT */
+    g->samples = 0;              /* models set ram_model_params.cell_samples */
     for (int k = 0; k < p.depth; k++) {
         double side = p.patch * pow(p.scale, k);
         if (side > 1 << 20)
@@ -53,6 +54,17 @@ ram_status ram_glimpse_create(const ram_glimpse_params *p, ram_glimpse **out) {
     if (!g) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "glimpse: out of memory");
     *g = tmp;
     *out = g;
+    return RAM_OK;
+}
+
+ram_status ram_glimpse_set_cell_samples(ram_glimpse *g, int k) {
+    if (!g) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse_set_cell_samples: g is NULL");
+    if (k < 0 || k > 64)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse_set_cell_samples: %d not in [0, 64]", k);
+    if (k && g->sensor != RAM_SENSOR_HARD)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "glimpse_set_cell_samples: for the hard sensor only");
+    g->samples = k;
     return RAM_OK;
 }
 
@@ -247,6 +259,34 @@ INLINE void pool_row(const void *plane, bool u8, int h, int w, const long *xb, i
     }
 }
 
+/* Row i of a scale whose cells are wider than k pixels, each cell read at
+ * the k x k (fewer where the cell is narrower) pixels at the centres of a
+ * grid over it (ram_model_params.cell_samples): at most k^2 reads a cell,
+ * whatever the cell's size.  Samples outside the image read 0 and count, as
+ * pixels outside do in pool_row(). */
+INLINE void sampled_row(const void *plane, bool u8, int h, int w, const long *xb, int P, int side,
+                        long y0, int i, int k, float *o) {
+    const long r0 = y0 + (long)i * side / P, rows = y0 + (long)(i + 1) * side / P - r0;
+    const int kr = rows < k ? (int)rows : k;
+    long ry[64];
+    for (int m = 0; m < kr; m++)
+        ry[m] = r0 + (2L * m + 1) * rows / (2L * kr);
+    for (int j = 0; j < P; j++) {
+        const long cols = xb[j + 1] - xb[j];
+        const int kc = cols < k ? (int)cols : k;
+        float sum = 0.0f;
+        for (int m = 0; m < kr; m++) {
+            if (ry[m] < 0 || ry[m] >= h) continue;
+            const size_t row = (size_t)ry[m] * w;
+            for (int n = 0; n < kc; n++) {
+                const long x = xb[j] + (2L * n + 1) * cols / (2L * kc);
+                if (x >= 0 && x < w) sum += pixel(plane, u8, row + (size_t)x);
+            }
+        }
+        o[j] = kr > 0 && kc > 0 ? sum / ((float)kr * (float)kc) : 0.0f;
+    }
+}
+
 /* The hard sensor's rows [p0, p1) of image px (floats or bytes, u8 a
  * constant), and while the widest square's cell rows are summed, the same
  * cell rows of `next`'s widest square at (nx, ny) are asked for (NULL:
@@ -254,12 +294,14 @@ INLINE void pool_row(const void *plane, bool u8, int h, int w, const long *xb, i
 INLINE void hard_rows(const struct ram_glimpse *g, const void *px, bool u8, int c, int h, int w,
                       float lx, float ly, float *out, int p0, int p1, const void *next, float nx,
                       float ny) {
-    const int P = g->patch;
+    const int P = g->patch, K = g->samples;
     const ram_image img = {px, u8};
-    prefetch_square(g, px, u8, c, h, w, lx, ly, p0, p1);
+    /* A sampled retina reads a few pixels of each row it touches: asking for
+     * the whole widest square would read what it skips. */
+    if (!K) prefetch_square(g, px, u8, c, h, w, lx, ly, p0, p1);
     long ny0 = 0, nc0 = 0, nc1 = 0;
-    const bool ahead =
-        next && worth_prefetching(img, c, h, w) && widest_square(g, h, w, nx, ny, &ny0, &nc0, &nc1);
+    const bool ahead = next && !K && worth_prefetching(img, c, h, w) &&
+                       widest_square(g, h, w, nx, ny, &ny0, &nc0, &nc1);
     /* Cell j of a row covers columns [xb[j], xb[j + 1]): the same for every
      * row and channel of a scale, so the divisions are done once per scale
      * (they were most of a glimpse's cost at 8x8). */
@@ -282,7 +324,10 @@ INLINE void hard_rows(const struct ram_glimpse *g, const void *px, bool u8, int 
                     cell_band(g, h, ny0, i, &a, &b);
                     prefetch_block(pixel_addr(next, u8, (size_t)ch * h * w), u8, w, a, b, nc0, nc1);
                 }
-                pool_row(plane, u8, h, w, xb, P, side, y0, i, o + i * P);
+                if (K && side > (long)K * P) /* cells wider than K pixels */
+                    sampled_row(plane, u8, h, w, xb, P, side, y0, i, K, o + i * P);
+                else
+                    pool_row(plane, u8, h, w, xb, P, side, y0, i, o + i * P);
             }
         }
     }

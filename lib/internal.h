@@ -85,6 +85,7 @@ struct ram_glimpse {
     float scale;
     int side[RAM_MAX_DEPTH]; /* pixel side of each scale's square */
     ram_sensor sensor;       /* HARD: average pooling; SOFT: bilinear samples */
+    int samples;             /* HARD: reads per cell side, 0 = all (cell_samples) */
 };
 
 RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *p);
@@ -445,7 +446,7 @@ static inline float *ram_top_state(const struct ram_model *m, const ram_ws *ws) 
 
 /* One image (c x h x w) average-pooled to c x s x s (ram_model_params.context
  * says how). */
-RAM_HIDDEN void ram_context_pool(ram_images img, int c, int h, int w, int s, float *out);
+RAM_HIDDEN void ram_context_pool(ram_images img, int c, int h, int w, int s, int k, float *out);
 
 /* ---- thread team (team.c) ---- */
 

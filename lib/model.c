@@ -36,6 +36,7 @@ static void model_defaults(ram_model_params *p) {
     p->context = 0;
     p->objects = 1;
     p->emit_every = 0; /* glimpses / objects: ram_model_create() resolves it */
+    p->cell_samples = 0;
 }
 
 void ram_model_params_init_sized(ram_model_params *p, size_t size) {
@@ -78,6 +79,12 @@ ram_status ram_model_validate(const ram_model_params *p) {
     CHECK_RANGE(p->context, 0, 256);
     CHECK_RANGE(p->objects, 1, 64);
     CHECK_RANGE(p->emit_every, 0, 64);
+    CHECK_RANGE(p->cell_samples, 0, 64);
+    if (p->cell_samples && p->sensor != RAM_SENSOR_HARD)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "model: cell_samples %d is for the hard sensor (the soft one samples "
+                        "each cell itself)",
+                        p->cell_samples);
     if (p->emit_every ? p->objects * p->emit_every != p->glimpses : p->glimpses % p->objects)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "model: %d objects, a label every %d glimpses, do not make %d glimpses",
@@ -103,6 +110,7 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
     m->p = *p;
     ram_glimpse_init(&m->sensor, &p->glimpse);
     m->sensor.sensor = p->sensor;
+    m->sensor.samples = p->cell_samples;
     m->rho_size = p->channels * m->sensor.depth * m->sensor.patch * m->sensor.patch;
     m->hgl = p->glimpse_hidden + p->loc_hidden;
     m->gates = p->core == RAM_CORE_LSTM ? 4 * p->core_hidden : p->core_hidden;
@@ -407,5 +415,6 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            a->loc_range_pixels == b->loc_range_pixels && a->sensor == b->sensor &&
            a->core_layers == b->core_layers &&
            (a->core_layers < 2 || a->upper_core == b->upper_core) && a->context == b->context &&
-           a->objects == b->objects && a->emit_every == b->emit_every;
+           a->objects == b->objects && a->emit_every == b->emit_every &&
+           a->cell_samples == b->cell_samples;
 }

@@ -16,6 +16,7 @@
 #define TAG_FITR RAM_TAG('F', 'I', 'T', 'R')
 #define TAG_SENS RAM_TAG('S', 'E', 'N', 'S')
 #define TAG_DRAM RAM_TAG('D', 'R', 'A', 'M')
+#define TAG_SAMP RAM_TAG('S', 'A', 'M', 'P')
 /* The DRAM chunk: core_layers, upper_core, context, objects, emit_every as u32. */
 #define DRAM_FIELDS 5
 
@@ -89,6 +90,11 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
         for (int i = 0; i < DRAM_FIELDS; i++)
             ram_buf_u32(&c, dram[i]);
         ram_file_chunk(b, TAG_DRAM, &c);
+    }
+    if (p->cell_samples) {
+        c.len = 0;
+        ram_buf_u32(&c, (uint32_t)p->cell_samples);
+        ram_file_chunk(b, TAG_SAMP, &c);
     }
     if (c.failed) b->failed = true;
     free(c.data);
@@ -193,6 +199,14 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
             return ram_fail(RAM_ERR_FORMAT, "model file: a DRAM chunk that changes nothing");
     }
     ram_model_resolve_emit(&p); /* a file without the chunk: one label after the last glimpse */
+    ram_reader samp;            /* a file without it reads every pixel of a cell */
+    if (ram_file_find(data, len, TAG_SAMP, &samp)) {
+        const uint32_t k = ram_rd_u32(&samp);
+        if (samp.bad || samp.pos != samp.len || k == 0 || k > 64)
+            return ram_fail(RAM_ERR_FORMAT, "model file: SAMP chunk of %zu bytes, %u samples",
+                            samp.len, k);
+        p.cell_samples = (int)k;
+    }
     ram_status s = ram_model_validate(&p);
     if (s) {
         char why[512]; /* ram_last_error() is the buffer ram_fail writes to */

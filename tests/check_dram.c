@@ -25,7 +25,7 @@ START_TEST(context_pooling) {
     float img[24], out[4];
     for (int i = 0; i < 24; i++)
         img[i] = (float)i;
-    ram_context_pool(ram_images_f32(img), 1, 4, 6, 2, out);
+    ram_context_pool(ram_images_f32(img), 1, 4, 6, 2, 0, out);
     const float want[4] = {(0 + 1 + 2 + 6 + 7 + 8) / 6.0f, (3 + 4 + 5 + 9 + 10 + 11) / 6.0f,
                            (12 + 13 + 14 + 18 + 19 + 20) / 6.0f,
                            (15 + 16 + 17 + 21 + 22 + 23) / 6.0f};
@@ -34,11 +34,45 @@ START_TEST(context_pooling) {
     /* 2 x 2, two channels, to 4 x 4: each pixel repeated over 2 x 2 cells */
     const float small[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     float up[32];
-    ram_context_pool(ram_images_f32(small), 2, 2, 2, 4, up);
+    ram_context_pool(ram_images_f32(small), 2, 2, 2, 4, 0, up);
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++)
                 ck_assert_float_eq(up[(c * 4 + i) * 4 + j], small[(c * 2 + i / 2) * 2 + j / 2]);
+}
+END_TEST
+
+/* cell_samples k: a cell wider or taller than k pixels is the mean of the
+ * pixels at floor((2m + 1) len / 2k) of its rows and columns; bytes give the
+ * bits of their floats b / 255.  13 x 17 to 3 x 3 (cells of 4-5 x 5-6). */
+START_TEST(context_pooling_sampled) {
+    enum { H = 13, W = 17, S = 3, K = 2 };
+    float img[2 * H * W], out[2 * S * S], outb[2 * S * S];
+    uint8_t bytes[2 * H * W];
+    for (int i = 0; i < 2 * H * W; i++) {
+        bytes[i] = (uint8_t)(urand() * 256.0f);
+        img[i] = (float)bytes[i] / 255.0f;
+    }
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, K, out);
+    ram_context_pool((ram_images){.u8 = bytes}, 2, H, W, S, K, outb);
+    ck_assert_mem_eq(out, outb, sizeof out);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < S; i++)
+            for (int j = 0; j < S; j++) {
+                const int r0 = i * H / S, r1 = (i + 1) * H / S, c0 = j * W / S,
+                          c1 = (j + 1) * W / S;
+                double sum = 0;
+                for (int m = 0; m < K; m++)
+                    for (int q = 0; q < K; q++)
+                        sum += img[(c * H + r0 + (2 * m + 1) * (r1 - r0) / (2 * K)) * W + c0 +
+                                   (2 * q + 1) * (c1 - c0) / (2 * K)];
+                ck_assert_float_eq_tol(out[(c * S + i) * S + j], sum / (K * K), 1e-6f);
+            }
+    /* Cells no larger than k: every pixel, as without sampling. */
+    float all[2 * S * S];
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, all);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 6, out);
+    ck_assert_mem_eq(out, all, sizeof out);
 }
 END_TEST
 
@@ -426,6 +460,7 @@ int main(void) {
     Suite *s = suite_create("dram");
     TCase *tc = tcase_create("dram");
     tcase_add_test(tc, context_pooling);
+    tcase_add_test(tc, context_pooling_sampled);
     tcase_add_test(tc, file_round_trip);
     tcase_add_test(tc, file_bad_dram_chunk);
     tcase_add_test(tc, threaded_state_same_bits);

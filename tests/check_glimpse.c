@@ -46,10 +46,19 @@ static long ref_start(double l, int extent, int side) {
     return (long)floor(centre - side / 2.0 + 0.5);
 }
 
+/* Sample m of n over `len` pixels from `first`, as ram.h's cell_samples
+ * says: pixel floor((2m + 1) len / 2n) of them. */
+static long ref_sample(long first, long len, int m, int n) {
+    return first + (long)floor((2.0 * m + 1.0) * (double)len / (2.0 * n));
+}
+
 /* Brute force, one image, written independently of lib/glimpse.c: every
- * output cell walks its pixel rectangle and reads 0 outside the image. */
+ * output cell walks its pixel rectangle and reads 0 outside the image; with
+ * samples = S > 0, a scale wider than S x P reads each cell at its S x S
+ * samples (or fewer where the cell is narrower). */
 static void ref_glimpse(const float *img, int c, int h, int w, int P, int depth, double scale,
-                        double lx, double ly, double *out) {
+                        int samples, double lx, double ly, double *out) {
+    const int S = samples;
     for (int k = 0; k < depth; k++) {
         int side = (int)lround(P * pow(scale, k));
         long x0 = ref_start(lx, w, side), y0 = ref_start(ly, h, side);
@@ -62,21 +71,35 @@ static void ref_glimpse(const float *img, int c, int h, int w, int P, int depth,
                     long c1 = x0 + (long)floor((double)(j + 1) * side / P);
                     double sum = 0;
                     long count = 0;
-                    for (long r = r0; r < r1; r++)
-                        for (long cc = c0; cc < c1; cc++) {
-                            count++;
-                            if (r >= 0 && r < h && cc >= 0 && cc < w)
-                                sum += img[((size_t)ch * h + r) * w + cc];
-                        }
+                    if (S > 0 && side > S * P) {
+                        const int kr = r1 - r0 < S ? (int)(r1 - r0) : S;
+                        const int kc = c1 - c0 < S ? (int)(c1 - c0) : S;
+                        for (int m = 0; m < kr; m++)
+                            for (int q = 0; q < kc; q++) {
+                                const long r = ref_sample(r0, r1 - r0, m, kr);
+                                const long cc = ref_sample(c0, c1 - c0, q, kc);
+                                count++;
+                                if (r >= 0 && r < h && cc >= 0 && cc < w)
+                                    sum += img[((size_t)ch * h + r) * w + cc];
+                            }
+                    } else
+                        for (long r = r0; r < r1; r++)
+                            for (long cc = c0; cc < c1; cc++) {
+                                count++;
+                                if (r >= 0 && r < h && cc >= 0 && cc < w)
+                                    sum += img[((size_t)ch * h + r) * w + cc];
+                            }
                     out[(((size_t)ch * depth + k) * P + i) * P + j] = count ? sum / count : 0;
                 }
     }
 }
 
-/* Extract n glimpses at `locs` and compare every value with the reference. */
-static void compare_with_reference(int P, int depth, float scale, int c, int h, int w,
-                                   const float *locs, int n) {
+/* Extract n glimpses at `locs` (k: cell_samples) and compare every value
+ * with the reference. */
+static void compare_with_reference_k(int P, int depth, float scale, int k, int c, int h, int w,
+                                     const float *locs, int n) {
     ram_glimpse *g = make_glimpse(P, depth, scale);
+    ck_assert_int_eq(ram_glimpse_set_cell_samples(g, k), RAM_OK);
     const size_t per = (size_t)c * depth * P * P;
     ck_assert_uint_eq(ram_glimpse_size(g, c), per);
     float *img = random_images(n, c, h, w);
@@ -85,7 +108,7 @@ static void compare_with_reference(int P, int depth, float scale, int c, int h, 
     ck_assert(out && ref);
     ck_assert_int_eq(ram_glimpse_extract(g, img, n, c, h, w, locs, out, per * n), RAM_OK);
     for (int i = 0; i < n; i++) {
-        ref_glimpse(img + (size_t)i * c * h * w, c, h, w, P, depth, scale, locs[2 * i],
+        ref_glimpse(img + (size_t)i * c * h * w, c, h, w, P, depth, scale, k, locs[2 * i],
                     locs[2 * i + 1], ref);
         for (size_t v = 0; v < per; v++)
             ck_assert_msg(fabs(out[i * per + v] - ref[v]) <= 1e-5 * (1 + fabs(ref[v])),
@@ -98,6 +121,11 @@ static void compare_with_reference(int P, int depth, float scale, int c, int h, 
     free(out);
     free(ref);
     ram_glimpse_free(g);
+}
+
+static void compare_with_reference(int P, int depth, float scale, int c, int h, int w,
+                                   const float *locs, int n) {
+    compare_with_reference_k(P, depth, scale, 0, c, h, w, locs, n);
 }
 
 /* Locations on the corners, edges, centre, just outside and far outside
@@ -125,6 +153,51 @@ START_TEST(test_reference_depth3_scale2) {
     compare_with_reference(4, 3, 2.0f, 3, 13, 20, locs, 60); /* sides 4, 8, 16 */
     compare_with_reference(3, 3, 2.0f, 1, 20, 13, locs, 60); /* 3, 6, 12 */
     free(locs);
+}
+END_TEST
+
+/* cell_samples: the wide scales read k x k samples a cell, the others every
+ * pixel (the same values as without it); cells narrower than k in one
+ * direction read all of it in that direction. */
+START_TEST(test_reference_cell_samples) {
+    lcg_state = 5;
+    float *locs = test_locations(60);
+    compare_with_reference_k(4, 4, 3.0f, 2, 3, 50, 70, locs, 60); /* 4, 12, 36, 108; k 2 */
+    compare_with_reference_k(3, 3, 2.5f, 3, 1, 40, 33, locs, 60); /* 3, 8 (cells 2-3), 19 */
+    compare_with_reference_k(5, 3, 4.0f, 1, 2, 64, 64, locs, 60); /* 5, 20, 80; one sample */
+    compare_with_reference_k(4, 2, 2.0f, 2, 1, 20, 20, locs, 60); /* 4, 8: no scale is wider */
+    free(locs);
+}
+END_TEST
+
+/* Bytes and their floats b / 255 glimpse the same bits with cell_samples. */
+START_TEST(test_cell_samples_bytes) {
+    lcg_state = 9;
+    const int c = 3, h = 90, w = 77, n = 20;
+    ram_glimpse *g = make_glimpse(4, 4, 3.0f);
+    ck_assert_int_eq(ram_glimpse_set_cell_samples(g, 3), RAM_OK);
+    const size_t per = ram_glimpse_size(g, c), px = (size_t)c * h * w;
+    uint8_t *b = malloc(px);
+    float *f = malloc(sizeof(float) * px), *of = malloc(sizeof(float) * per * n),
+          *ob = malloc(sizeof(float) * per * n), *locs = test_locations(n);
+    ck_assert(b && f && of && ob);
+    for (size_t i = 0; i < px; i++) {
+        b[i] = (uint8_t)(lcg_uniform() * 256.0f);
+        f[i] = (float)b[i] / 255.0f;
+    }
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(ram_glimpse_extract(g, f, 1, c, h, w, locs + 2 * i, of + i * per, per),
+                         RAM_OK);
+        ck_assert_int_eq(ram_glimpse_extract_u8(g, b, 1, c, h, w, locs + 2 * i, ob + i * per, per),
+                         RAM_OK);
+    }
+    ck_assert(memcmp(of, ob, sizeof(float) * per * n) == 0);
+    free(b);
+    free(f);
+    free(of);
+    free(ob);
+    free(locs);
+    ram_glimpse_free(g);
 }
 END_TEST
 
@@ -282,6 +355,16 @@ START_TEST(test_invalid_arguments) {
     ck_assert_uint_eq(ram_glimpse_size(g, 0), 0);
 
     ck_assert_int_eq(ram_glimpse_extract(g, img, 2, 3, 4, 5, locs, out, cap), RAM_OK);
+    ck_assert_int_eq(ram_glimpse_set_cell_samples(NULL, 2), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_glimpse_set_cell_samples(g, -1), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_glimpse_set_cell_samples(g, 65), RAM_ERR_INVALID_ARGUMENT);
+    ram_glimpse_params gp;
+    ram_glimpse_params_init(&gp);
+    ram_glimpse *soft = NULL;
+    ck_assert_int_eq(ram_glimpse_create_sensor(&gp, RAM_SENSOR_SOFT, &soft), RAM_OK);
+    ck_assert_int_eq(ram_glimpse_set_cell_samples(soft, 2), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_glimpse_set_cell_samples(soft, 0), RAM_OK);
+    ram_glimpse_free(soft);
     ram_clear_error();
     ck_assert_int_eq(ram_glimpse_extract(NULL, img, 2, 3, 4, 5, locs, out, cap),
                      RAM_ERR_INVALID_ARGUMENT);
@@ -413,6 +496,8 @@ static Suite *glimpse_suite(void) {
     TCase *ref = tcase_create("reference");
     tcase_add_test(ref, test_reference_depth3_scale2);
     tcase_add_test(ref, test_reference_fractional_scale);
+    tcase_add_test(ref, test_reference_cell_samples);
+    tcase_add_test(ref, test_cell_samples_bytes);
     tcase_add_test(ref, test_reference_patch1_and_odd_sizes);
     suite_add_tcase(s, ref);
     TCase *exact = tcase_create("exact");

@@ -257,6 +257,17 @@ if "$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset clutte
     fail "a two-object model evaluated on cluttered100"
 fi
 grep -q "pairs100 or sum100" "$tmp/d.txt" || fail "DRAM on cluttered100: no clear message: $(cat "$tmp/d.txt")"
+# --cell-samples: stored in the model, reported by ram-eval, drawn by ram-glimpses.
+"${train[@]}" --epochs 1 --patch 4 --depth 3 --scale 3 --cell-samples 2 --context 4 \
+    --out "$tmp/cs.ram" 2>"$tmp/cs.txt" || fail "ram-train --cell-samples: $(cat "$tmp/cs.txt")"
+"$bin/ram-eval" --model "$tmp/cs.ram" --data "$tmp/data" --json | grep -q '"cell_samples": 2' ||
+    fail "ram-eval --json: no cell_samples"
+"$bin/ram-glimpses" --model "$tmp/cs.ram" --data "$tmp/data" --count 2 --out "$tmp/cs.png" \
+    >/dev/null 2>&1 || fail "ram-glimpses on a model with --cell-samples"
+if "${train[@]}" --epochs 1 --cell-samples 2 --sensor soft --out "$tmp/cs2.ram" 2>"$tmp/cs.txt"; then
+    fail "--cell-samples with the soft sensor accepted"
+fi
+grep -q "cell_samples 2 is for the hard sensor" "$tmp/cs.txt" || fail "soft + samples: $(cat "$tmp/cs.txt")"
 # A further leg from a two-object model: --init takes the object count from
 # the model (as the rest of its architecture), without --objects.
 "${init[@]}" --dataset pairs100 --init "$tmp/d.ram.ckpt" --lr 0 --out "$tmp/d3.ram" \

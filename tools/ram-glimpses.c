@@ -423,8 +423,10 @@ static int look(const options *o, rows *w) {
         report("classify", s);
         return -1;
     }
-    if ((s = ram_glimpse_create(&w->set.mp.glimpse, &w->g)) != RAM_OK) {
-        report("ram_glimpse_create", s);
+    /* The model's own sensor: its kind and its reads per cell. */
+    if ((s = ram_glimpse_create_sensor(&w->set.mp.glimpse, w->set.mp.sensor, &w->g)) != RAM_OK ||
+        (s = ram_glimpse_set_cell_samples(w->g, w->set.mp.cell_samples)) != RAM_OK) {
+        report("ram_glimpse_create_sensor", s);
         return -1;
     }
     const size_t gsize = ram_glimpse_size(w->g, 1);

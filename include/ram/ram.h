@@ -204,6 +204,12 @@ typedef enum ram_sensor {
  *  INVALID_ARGUMENT for an unknown sensor. */
 RAM_API ram_status ram_glimpse_create_sensor(const ram_glimpse_params *p, ram_sensor sensor,
                                              ram_glimpse **out);
+/** Reads per cell side of a hard sensor, as ram_model_params.cell_samples
+ *  (0, the default: every pixel of a cell; k in [1, 64]: at most k x k a
+ *  cell), so that a standalone sensor reads what a model's does.  Not
+ *  thread-safe with extractions by the same sensor.  INVALID_ARGUMENT for
+ *  NULL, k outside [0, 64], or k > 0 on a soft sensor. */
+RAM_API ram_status ram_glimpse_set_cell_samples(ram_glimpse *g, int k);
 /** A sensor's kind (HARD for NULL and for ram_glimpse_create()'s). */
 RAM_API ram_sensor ram_glimpse_sensor(const ram_glimpse *g);
 /**
@@ -312,6 +318,20 @@ typedef struct ram_model_params {
      *  glimpses.  0, the default, means glimpses / objects, set by
      *  ram_model_create() and reported by ram_model_get_params(). */
     int emit_every;
+    /** Reads per cell side of the hard sensor and of the context's pooling:
+     *  0 (every pixel of a cell is averaged, the paper's retina), or k in
+     *  [1, 64]: a scale whose cells are wider than k pixels (side > k x
+     *  patch) averages, in each cell, the k x k pixels at the centres of a
+     *  k x k grid over it (pixel floor((2m + 1) rows / 2k) of its rows, and
+     *  of its columns likewise; outside the image they read 0), so that a
+     *  glimpse reads at most depth x patch^2 x k^2 pixels a channel, and the
+     *  context at most S^2 x k^2, whatever the scale and the image: a
+     *  retina whose widest square covers a 1024 x 1024 image costs what it
+     *  costs on a 60 x 60 one.  Scales with cells of k pixels or fewer are
+     *  averaged whole, bit for bit as with 0.  A subsample, not an average:
+     *  detail finer than a cell / k can alias.  Hard sensor only
+     *  (INVALID_ARGUMENT with the soft one).  (0) */
+    int cell_samples;
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with

@@ -131,6 +131,7 @@ class ModelParams(ctypes.Structure):
         ("context", ctypes.c_int),
         ("objects", ctypes.c_int),
         ("emit_every", ctypes.c_int),
+        ("cell_samples", ctypes.c_int),
     ]
 
 

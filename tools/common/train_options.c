@@ -158,6 +158,10 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--context", OPT_INT, &mp->context, 0, 256, .meta = "SIDE", .flags = OPT_GROUP,
          .help = "DRAM's context network: the whole image average-pooled to SIDE x SIDE, one "
                  "ReLU layer on it gives the core's top layer its first state (0 = none)"},
+        {"--cell-samples", OPT_INT, &mp->cell_samples, 0, 64, .meta = "K", .flags = OPT_GROUP,
+         .help = "read at most K x K pixels of each retina cell (and context cell), on a grid "
+                 "over it, so that a glimpse costs the same on any image and at any scale (0 = "
+                 "every pixel; hard sensor)"},
         {"--objects", OPT_INT, &mp->objects, 1, 64, .meta = "S", .flags = OPT_GROUP,
          .help = "labels per image, one every --emit-every glimpses: 2 on pairs100 and sum100 "
                  "trains on the two digits in reading order (10 classes)"},
