@@ -21,7 +21,7 @@ static inline float bound_grad(ram_loc_bound b, float pre, float post) {
 /* The glimpse network at step t, given ws->dg = dLoss/dg_t: the gradients
  * of its weights.  A hard glimpse is not differentiable in l, and l then
  * carries no gradient; with a soft sensor (images given), dLoss/dl_t,
- * through the location layer and through the sampler, goes to ws->dloc. */
+ * through the location layer and through the sensor, goes to ws->dloc. */
 static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t,
                              const ram_images *images) {
     const ram_model_params *p = &m->p;

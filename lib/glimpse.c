@@ -1,8 +1,8 @@
 /* The glimpse sensor (the paper's "retina", Torch's SpatialGlimpse): around a
  * location, `depth` squares, each `scale` times wider than the last, each
  * average-pooled to patch x patch.  Pixels outside the image read as 0.
- * The soft sensor, which samples the same squares bilinearly, is
- * glimpse_soft.c; the calls below hand it its glimpses. */
+ * The soft sensor, which averages the same squares' cells wherever their
+ * edges fall, is glimpse_soft.c; the calls below hand it its glimpses. */
 #include "internal.h"
 
 #include <math.h>

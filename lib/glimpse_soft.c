@@ -1,16 +1,24 @@
-/* The soft glimpse sensor (a Spatial Transformer's sampler on a fixed-size
- * grid): each scale's square, the one the hard sensor average-pools, is read
- * by bilinear interpolation at the centres of its patch x patch cells, so
- * that the patch is a continuous, piecewise-bilinear function of the
- * location and its gradient reaches the location network.  Pixels outside
- * the image read as 0, as in the hard sensor.  The cost is 4 reads per
- * patch value, whatever the image's size and the scale's width. */
+/* The soft glimpse sensor: each scale's square, the one the hard sensor
+ * average-pools, is read as patch x patch cells, each value the exact
+ * average of the image over its cell, a square of side c = side / patch
+ * pixels whose edges lie wherever the location puts them, between pixel
+ * edges as well as on them.  A pixel partly inside a cell counts in
+ * proportion to the part inside, so the patch is a continuous, piecewise
+ * bilinear function of the location and its gradient reaches the location
+ * network; the cell's area, not one point of it, is seen, so a coarse
+ * scale tells what the hard sensor's does.  A cell of one pixel or less
+ * (c <= 1) is read as the average over a pixel-wide square centred on it,
+ * which is bilinear interpolation at its centre: four pixels.  Pixels
+ * outside the image read as 0, as in the hard sensor.  The cost of a value
+ * is that of its cell's pixels, whatever the image's size. */
 #include "internal.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- cells of one pixel or less: bilinear interpolation ---- */
 
 /* One axis of one scale's grid: for sample j, the pixel before it (a0)
  * and after (a0 + 1), their weights, and whether each is inside the image
@@ -77,33 +85,226 @@ INLINE quad quad_at(const void *plane, bool u8, long w, const axis *ax, const ax
     return q;
 }
 
-/* The grid of scale k of a glimpse at (lx, ly) (the image's frame): rows
- * [p0, p1) of ay, every column of ax. */
-static void grid_of(const struct ram_glimpse *g, int k, int h, int w, float lx, float ly, int p0,
-                    int p1, axis *ax, axis *ay) {
-    axis_of(lx, w, g->side[k], g->patch, 0, g->patch, ax);
-    axis_of(ly, h, g->side[k], g->patch, p0, p1, ay);
+INLINE float quad_value(quad q, float fx, float fy) {
+    const float top = q.p00 + fx * (q.p01 - q.p00);
+    const float bottom = q.p10 + fx * (q.p11 - q.p10);
+    return top + fy * (bottom - top);
+}
+
+/* d value / d x and d value / d y in pixels: at a sample exactly on a pixel
+ * centre (a fraction of 0) the one from the right, that of the bilinear
+ * piece the sample's pixel pair starts (the function has a kink there;
+ * either side would do for descent). */
+INLINE float quad_dx(quad q, float fy) {
+    return (1.0f - fy) * (q.p01 - q.p00) + fy * (q.p11 - q.p10);
+}
+
+INLINE float quad_dy(quad q, float fx) {
+    return (1.0f - fx) * (q.p10 - q.p00) + fx * (q.p11 - q.p01);
+}
+
+/* ---- cells wider than a pixel: area averages ---- */
+
+/* One axis of one scale's cells, for c > 1: cell j spans [a, b) (edges at
+ * integers), which covers pixel p0 = floor(a) by wf = p0 + 1 - a, pixels
+ * p0 + 1 .. p1 - 1 wholly and pixel p1 = p0 + n by wl = b - p1 (p1 the last
+ * pixel b enters, so wl > 0).  The value's derivative with respect to a is
+ * that of the pixels under its two edges: the pixel b is in, p1, or p1 + 1
+ * where b is on a pixel edge (`edge`: the derivative from the right), less
+ * p0. */
+typedef struct boxes {
+    long p0[RAM_MAX_PATCH];
+    int n[RAM_MAX_PATCH];
+    float wf[RAM_MAX_PATCH], wl[RAM_MAX_PATCH];
+    bool edge[RAM_MAX_PATCH];
+} boxes;
+
+/* Cells j in [lo, hi) of P on an axis of `extent` pixels: cell j of a
+ * square of `side` pixels centred on (l + 1) * extent / 2, in double as
+ * axis_of(). */
+static void boxes_of(float l, int extent, int side, int P, int lo, int hi, boxes *bx) {
+    const double centre = ((double)l + 1.0) * extent * 0.5, start = centre - side * 0.5;
+    const double c = (double)side / P;
+    /* Each cell's far edge is the next one's near edge: one division a
+     * cell, and edges that a whole multiple of side / P puts on pixel
+     * edges are exactly there. */
+    double next = start + (double)lo * side / P;
+    for (int j = lo; j < hi; j++) {
+        double a = next, b = start + (double)(j + 1) * side / P;
+        next = b;
+        /* A cell beyond a pixel outside the image reads only zeros and its
+         * derivative is 0 either way: clamp, so that the casts below are
+         * defined for any finite location. */
+        if (!(a >= -c - 2.0)) {
+            a = -c - 2.0;
+            b = -2.0;
+        }
+        if (!(a <= extent + 1.0)) {
+            a = extent + 1.0;
+            b = a + c;
+        }
+        const double p0 = floor(a), p1 = ceil(b) - 1.0;
+        bx->p0[j] = (long)p0;
+        bx->n[j] = (int)(p1 - p0);
+        bx->wf[j] = (float)(p0 + 1.0 - a);
+        bx->wl[j] = (float)(b - p1);
+        bx->edge[j] = p1 + 1.0 == b;
+    }
+}
+
+/* Columns summed at a time: a cell row's columns are taken in pieces of
+ * this many, so that any width of square needs only this much stack. */
+enum { SPAN = 512 };
+
+/* The columns of a row of cells that are inside the image, [*x0, *x1):
+ * from the first cell's first pixel to the pixel under the last cell's far
+ * edge, which its derivative reads. */
+static void cell_columns(const boxes *bx, int P, long w, long *x0, long *x1) {
+    const long first = bx->p0[0], last = bx->p0[P - 1] + bx->n[P - 1] + bx->edge[P - 1];
+    *x0 = first < 0 ? 0 : first;
+    *x1 = last + 1 < w ? last + 1 : w;
+}
+
+/* Row y of a plane of width w and height h (NULL outside). */
+INLINE const void *row_at(const void *plane, bool u8, long w, long h, long y) {
+    return y >= 0 && y < h ? offset(plane, u8, (size_t)y * w) : NULL;
+}
+
+/* cs[x - x0] for the columns x in [x0, x1) (inside the image): the
+ * column's pixels in cell row i, times the part of each row inside it
+ * (wf, 1, ..., 1, wl). */
+INLINE void column_sums(const void *plane, bool u8, long w, long h, const boxes *by, int i, long x0,
+                        long x1, float *cs) {
+    const long p0 = by->p0[i], p1 = p0 + by->n[i], n = x1 - x0;
+    const long y0 = p0 + 1 < 0 ? 0 : p0 + 1, y1 = p1 < h ? p1 : h;
+    const void *first = row_at(plane, u8, w, h, p0), *last = row_at(plane, u8, w, h, p1);
+    const float wf = by->wf[i], wl = by->wl[i];
+    for (long x = 0; x < n; x++)
+        cs[x] = first ? wf * pixel(first, u8, x0 + x) : 0.0f;
+    for (long y = y0; y < y1; y++) {
+        const void *row = offset(plane, u8, (size_t)y * w);
+        for (long x = 0; x < n; x++)
+            cs[x] += pixel(row, u8, x0 + x);
+    }
+    if (last)
+        for (long x = 0; x < n; x++)
+            cs[x] += wl * pixel(last, u8, x0 + x);
+}
+
+/* Cell j's share of v, whose entries are the columns [x0, x1): those of
+ * its columns among them, times the part of each inside it. */
+INLINE float cell_part(const boxes *bx, int j, const float *v, long x0, long x1) {
+    const long p0 = bx->p0[j], p1 = p0 + bx->n[j];
+    const long lo = p0 + 1 > x0 ? p0 + 1 : x0, hi = p1 < x1 ? p1 : x1;
+    float mid = 0.0f;
+    for (long x = lo; x < hi; x++)
+        mid += v[x - x0];
+    const float first = p0 >= x0 && p0 < x1 ? bx->wf[j] * v[p0 - x0] : 0.0f;
+    const float last = p1 >= x0 && p1 < x1 ? bx->wl[j] * v[p1 - x0] : 0.0f;
+    return first + mid + last;
+}
+
+/* Row i of a scale's patch (P values into o): each cell's pixels times
+ * the area of each inside it, times 1 / c^2 (inv_area).  Summed by
+ * columns first, so that a row of pixels is read once for the whole row
+ * of cells, in order. */
+INLINE void area_row(const void *plane, bool u8, long w, long h, const boxes *bx, const boxes *by,
+                     int P, float inv_area, int i, float *o) {
+    long X0, X1;
+    cell_columns(bx, P, w, &X0, &X1);
+    float cs[SPAN];
+    for (int j = 0; j < P; j++)
+        o[j] = 0.0f;
+    for (long x0 = X0; x0 < X1; x0 += SPAN) {
+        const long x1 = X1 - x0 < SPAN ? X1 : x0 + SPAN;
+        column_sums(plane, u8, w, h, by, i, x0, x1, cs);
+        for (int j = 0; j < P; j++)
+            o[j] += cell_part(bx, j, cs, x0, x1);
+    }
+    for (int j = 0; j < P; j++)
+        o[j] *= inv_area;
+}
+
+/* The derivatives of row i's sums (before 1 / c^2) with respect to the
+ * cells' x and y edges (each cell moves as a whole): what a cell's far edge
+ * takes in less what its near edge lets go, the pixels under the edge
+ * weighted as in the sum; from the right where an edge is on a pixel edge.
+ * Along x, the column sums at the two edge columns; along y, the cell's
+ * share of the difference of the two edge rows. */
+INLINE void area_row_derivative(const void *plane, bool u8, long w, long h, const boxes *bx,
+                                const boxes *by, int P, int i, float *dx, float *dy) {
+    long X0, X1;
+    cell_columns(bx, P, w, &X0, &X1);
+    const long near = by->p0[i], far = near + by->n[i] + by->edge[i];
+    const void *r0 = row_at(plane, u8, w, h, near), *r1 = row_at(plane, u8, w, h, far);
+    float cs[SPAN], diff[SPAN];
+    for (int j = 0; j < P; j++)
+        dx[j] = dy[j] = 0.0f;
+    for (long x0 = X0; x0 < X1; x0 += SPAN) {
+        const long x1 = X1 - x0 < SPAN ? X1 : x0 + SPAN;
+        column_sums(plane, u8, w, h, by, i, x0, x1, cs);
+        for (long x = 0; x < x1 - x0; x++)
+            diff[x] = (r1 ? pixel(r1, u8, x0 + x) : 0.0f) - (r0 ? pixel(r0, u8, x0 + x) : 0.0f);
+        for (int j = 0; j < P; j++) {
+            const long e0 = bx->p0[j], e1 = e0 + bx->n[j] + bx->edge[j];
+            dx[j] += (e1 >= x0 && e1 < x1 ? cs[e1 - x0] : 0.0f) -
+                     (e0 >= x0 && e0 < x1 ? cs[e0 - x0] : 0.0f);
+            dy[j] += cell_part(bx, j, diff, x0, x1);
+        }
+    }
+}
+
+/* ---- the sensor ---- */
+
+/* Scale k's grid of a glimpse at (lx, ly) (the image's frame): rows
+ * [p0, p1) of the y axis, every column of the x axis; true for area
+ * averages (boxes), false for bilinear samples (points). */
+typedef struct grid {
+    union {
+        struct {
+            axis x, y;
+        } points;
+        struct {
+            boxes x, y;
+        } boxes;
+    } u;
+    float inv_area; /* 1 / c^2, for area averages */
+} grid;
+
+static bool grid_of(const struct ram_glimpse *g, int k, int h, int w, float lx, float ly, int p0,
+                    int p1, grid *gr) {
+    const int P = g->patch, side = g->side[k];
+    if (side <= P) {
+        axis_of(lx, w, side, P, 0, P, &gr->u.points.x);
+        axis_of(ly, h, side, P, p0, p1, &gr->u.points.y);
+        return false;
+    }
+    boxes_of(lx, w, side, P, 0, P, &gr->u.boxes.x);
+    boxes_of(ly, h, side, P, p0, p1, &gr->u.boxes.y);
+    gr->inv_area = (float)((double)P * P / ((double)side * side));
+    return true;
 }
 
 INLINE void soft_rows(const struct ram_glimpse *g, const void *img, bool u8, int c, int h, int w,
                       float lx, float ly, float *out, int p0, int p1) {
     const int P = g->patch;
-    axis ax, ay;
+    grid gr;
     for (int k = 0; k < g->depth; k++) {
-        grid_of(g, k, h, w, lx, ly, p0, p1, &ax, &ay);
+        const bool area = grid_of(g, k, h, w, lx, ly, p0, p1, &gr);
         for (int ch = 0; ch < c; ch++) {
             const void *plane = offset(img, u8, (size_t)ch * h * w);
             float *o = out + ((size_t)ch * g->depth + k) * P * P;
-            for (int i = p0; i < p1; i++) {
-                const float fy = ay.f[i];
-                for (int j = 0; j < P; j++) {
-                    const quad q = quad_at(plane, u8, w, &ax, &ay, i, j);
-                    const float fx = ax.f[j];
-                    const float top = q.p00 + fx * (q.p01 - q.p00);
-                    const float bottom = q.p10 + fx * (q.p11 - q.p10);
-                    o[i * P + j] = top + fy * (bottom - top);
-                }
+            if (area) {
+                for (int i = p0; i < p1; i++)
+                    area_row(plane, u8, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, gr.inv_area, i,
+                             o + i * P);
+                continue;
             }
+            const axis *ax = &gr.u.points.x, *ay = &gr.u.points.y;
+            for (int i = p0; i < p1; i++)
+                for (int j = 0; j < P; j++)
+                    o[i * P + j] =
+                        quad_value(quad_at(plane, u8, w, ax, ay, i, j), ax->f[j], ay->f[i]);
         }
     }
 }
@@ -124,53 +325,87 @@ void ram_glimpse_soft_rows(const struct ram_glimpse *g, ram_image img, int c, in
         soft_rows(g, img.px, false, c, h, w, lx, ly, out, p0, p1);
 }
 
-/* The derivative of each patch value with respect to the location, at a
- * sample exactly on a pixel centre (a fraction of 0), is the one from the
- * right: that of the bilinear piece the sample's pixel pair starts (the
- * function has a kink there; either side would do for descent). */
+/* The derivative of each patch value with respect to the location is the
+ * one from the right where a sample is on a pixel centre or a cell's edge
+ * on a pixel edge (kinks of the function; either side would do for
+ * descent). */
 void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const float *img, int c, int h, int w,
                                float lx, float ly, float *jx, float *jy) {
     const int P = g->patch;
-    /* d sample / d l: the grid moves with the centre, (l + 1) * extent / 2. */
+    /* d edge / d l: the grid moves with the centre, (l + 1) * extent / 2. */
     const float sx = 0.5f * (float)w, sy = 0.5f * (float)h;
-    axis ax, ay;
+    grid gr;
+    float dx[RAM_MAX_PATCH], dy[RAM_MAX_PATCH];
     for (int k = 0; k < g->depth; k++) {
-        grid_of(g, k, h, w, lx, ly, 0, P, &ax, &ay);
+        const bool area = grid_of(g, k, h, w, lx, ly, 0, P, &gr);
         for (int ch = 0; ch < c; ch++) {
             const float *plane = img + (size_t)ch * h * w;
             const size_t o = ((size_t)ch * g->depth + k) * P * P;
-            for (int i = 0; i < P; i++)
-                for (int j = 0; j < P; j++) {
-                    const quad q = quad_at(plane, false, w, &ax, &ay, i, j);
-                    const float fx = ax.f[j], fy = ay.f[i];
-                    const float dx = (1.0f - fy) * (q.p01 - q.p00) + fy * (q.p11 - q.p10);
-                    const float dy = (1.0f - fx) * (q.p10 - q.p00) + fx * (q.p11 - q.p01);
-                    jx[o + i * P + j] = sx * dx;
-                    jy[o + i * P + j] = sy * dy;
+            for (int i = 0; i < P; i++) {
+                if (area) {
+                    area_row_derivative(plane, false, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i, dx,
+                                        dy);
+                    for (int j = 0; j < P; j++) {
+                        jx[o + i * P + j] = sx * (gr.inv_area * dx[j]);
+                        jy[o + i * P + j] = sy * (gr.inv_area * dy[j]);
+                    }
+                    continue;
                 }
+                const axis *ax = &gr.u.points.x, *ay = &gr.u.points.y;
+                for (int j = 0; j < P; j++) {
+                    const quad q = quad_at(plane, false, w, ax, ay, i, j);
+                    jx[o + i * P + j] = sx * quad_dx(q, ay->f[i]);
+                    jy[o + i * P + j] = sy * quad_dy(q, ax->f[j]);
+                }
+            }
         }
     }
+}
+
+/* Whether a row of dout is all zeros (a ReLU's upstream): nothing to add. */
+static bool all_zero(const float *d, int n) {
+    for (int j = 0; j < n; j++)
+        if (d[j] != 0.0f) return false;
+    return true;
 }
 
 INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8, int c, int h,
                           int w, float lx, float ly, const float *dout, float *dlx, float *dly) {
     const int P = g->patch;
-    axis ax, ay;
+    grid gr;
+    float dx[RAM_MAX_PATCH], dy[RAM_MAX_PATCH];
     float sum_x = 0.0f, sum_y = 0.0f;
     for (int k = 0; k < g->depth; k++) {
-        grid_of(g, k, h, w, lx, ly, 0, P, &ax, &ay);
+        const bool area = grid_of(g, k, h, w, lx, ly, 0, P, &gr);
+        /* An area scale's derivatives share its 1 / c^2: applied once. */
+        float area_x = 0.0f, area_y = 0.0f;
         for (int ch = 0; ch < c; ch++) {
             const void *plane = offset(img, u8, (size_t)ch * h * w);
             const float *d = dout + ((size_t)ch * g->depth + k) * P * P;
-            for (int i = 0; i < P; i++)
+            for (int i = 0; i < P; i++) {
+                if (area) {
+                    if (all_zero(d + i * P, P)) continue;
+                    area_row_derivative(plane, u8, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i, dx,
+                                        dy);
+                    for (int j = 0; j < P; j++) {
+                        area_x += d[i * P + j] * dx[j];
+                        area_y += d[i * P + j] * dy[j];
+                    }
+                    continue;
+                }
+                const axis *ax = &gr.u.points.x, *ay = &gr.u.points.y;
                 for (int j = 0; j < P; j++) {
                     const float dv = d[i * P + j];
                     if (dv == 0.0f) continue; /* a ReLU's zeros upstream: nothing to add */
-                    const quad q = quad_at(plane, u8, w, &ax, &ay, i, j);
-                    const float fx = ax.f[j], fy = ay.f[i];
-                    sum_x += dv * ((1.0f - fy) * (q.p01 - q.p00) + fy * (q.p11 - q.p10));
-                    sum_y += dv * ((1.0f - fx) * (q.p10 - q.p00) + fx * (q.p11 - q.p01));
+                    const quad q = quad_at(plane, u8, w, ax, ay, i, j);
+                    sum_x += dv * quad_dx(q, ay->f[i]);
+                    sum_y += dv * quad_dy(q, ax->f[j]);
                 }
+            }
+        }
+        if (area) {
+            sum_x += gr.inv_area * area_x;
+            sum_y += gr.inv_area * area_y;
         }
     }
     *dlx = 0.5f * (float)w * sum_x;

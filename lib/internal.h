@@ -84,7 +84,7 @@ struct ram_glimpse {
     int patch, depth;
     float scale;
     int side[RAM_MAX_DEPTH]; /* pixel side of each scale's square */
-    ram_sensor sensor;       /* HARD: average pooling; SOFT: bilinear samples */
+    ram_sensor sensor;       /* HARD: average pooling; SOFT: exact cell averages */
     int samples;             /* HARD: reads per cell side, 0 = all (cell_samples) */
 };
 
@@ -155,14 +155,16 @@ RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, ram_image img,
 /* ---- the soft sensor (glimpse_soft.c) ---- */
 
 /* Rows [p0, p1) of every patch of the soft glimpse at (lx, ly) (the image's
- * frame): value (i, j) of scale k is the image, bilinearly interpolated,
- * at the centre of cell (i, j) of the square of side side[k] centred on
- * the location; zeros outside.  The glimpse calls above come here for a
- * SOFT sensor. */
+ * frame): value (i, j) of scale k is the image's average over cell (i, j)
+ * of the square of side side[k] centred on the location, a square of
+ * side c = side[k] / patch; where c <= 1, over a pixel-wide square centred
+ * on the cell (bilinear interpolation); zeros outside.  The glimpse calls
+ * above come here for a SOFT sensor. */
 RAM_HIDDEN void ram_glimpse_soft_rows(const struct ram_glimpse *g, ram_image img, int c, int h,
                                       int w, float lx, float ly, float *out, int p0, int p1);
 /* d out / d lx and d out / d ly of every value of that glimpse (jx, jy: as
- * out), the right-hand derivative where a sample is on a pixel centre. */
+ * out), the right-hand derivative at a kink (a sample on a pixel centre, a
+ * cell's edge on a pixel edge). */
 RAM_HIDDEN void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const float *img, int c,
                                           int h, int w, float lx, float ly, float *jx, float *jy);
 /* The same contracted with dout (the loss gradient w.r.t. the glimpse):
@@ -502,7 +504,7 @@ RAM_HIDDEN long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, 
 RAM_HIDDEN void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
                                    bool detach_core);
 /* ram_model_backward() for a model with the soft sensor, also through the
- * sampler: at each step the loss gradient w.r.t. l_t (from the glimpse and
+ * sensor: at each step the loss gradient w.r.t. l_t (from the glimpse and
  * from the location layer h_l) reaches mu_t (mode MEAN: l = mu; SAMPLE:
  * where the clamp let the sample through; FIXED: nowhere) and from there
  * the location network and, whatever detach_core says (which concerns the

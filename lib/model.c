@@ -82,8 +82,8 @@ ram_status ram_model_validate(const ram_model_params *p) {
     CHECK_RANGE(p->cell_samples, 0, 64);
     if (p->cell_samples && p->sensor != RAM_SENSOR_HARD)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
-                        "model: cell_samples %d is for the hard sensor (the soft one samples "
-                        "each cell itself)",
+                        "model: cell_samples %d is for the hard sensor (the soft one averages "
+                        "every cell)",
                         p->cell_samples);
     if (p->emit_every ? p->objects * p->emit_every != p->glimpses : p->glimpses % p->objects)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,

@@ -182,18 +182,22 @@ typedef enum ram_sensor {
      *  glimpse is piecewise constant in the location, so the location is
      *  trained by REINFORCE. */
     RAM_SENSOR_HARD = 0,
-    /** Bilinear sampling (a Spatial Transformer's sampler) of the same
-     *  square on a regular patch x patch grid: value (i, j) is the image,
-     *  interpolated between the four nearest pixel centres, at the centre of
-     *  cell (i, j) of the square (of side round(patch * scale^k), centred
-     *  exactly on the location, not on a pixel); pixels outside the image
-     *  read as 0.  Continuous and piecewise bilinear in the location, so its
-     *  gradient can be backpropagated (ram_glimpse_backward_location()).
-     *  Where a scale has one pixel per cell and the location puts the
-     *  samples on pixel centres, it reads what the hard sensor reads; a
-     *  wider cell is sampled at its centre, not averaged (a 2x2 cell whose
-     *  edges are on pixel edges gives the mean of its four pixels, as the
-     *  hard sensor does; wider cells see only their central pixels). */
+    /** The exact average of the image over each cell of the same square:
+     *  the square (of side round(patch * scale^k)) is centred exactly on
+     *  the location, not on a pixel, and cut into patch x patch cells of
+     *  side c = round(patch * scale^k) / patch pixels, whose edges may fall
+     *  between pixel edges; value (i, j) is the integral of the image
+     *  (pixel (r, x) a constant over [x, x + 1) x [r, r + 1)) over cell
+     *  (i, j), divided by c^2, so that a pixel partly inside a cell counts
+     *  by the part inside.  Where c = 1 (the first scale) that average is
+     *  the image interpolated bilinearly between the four nearest pixel
+     *  centres at the cell's centre, and is computed so.  Pixels outside
+     *  the image read as 0.  Continuous and piecewise bilinear in the
+     *  location, so its gradient can be backpropagated
+     *  (ram_glimpse_backward_location()).  Where the square's edges are on
+     *  pixel edges and c is a whole number, it reads what the hard sensor
+     *  reads (to rounding).  A value costs as many pixel reads as its cell
+     *  covers, as with the hard sensor, whatever the image's size. */
     RAM_SENSOR_SOFT = 1
 } ram_sensor;
 
@@ -217,12 +221,15 @@ RAM_API ram_sensor ram_glimpse_sensor(const ram_glimpse *g);
  * with respect to the glimpses ram_glimpse_extract() cut at `locs` (n x
  * ram_glimpse_size(g, c) floats, same layout; dout_len its length), writes
  * dlocs (n x 2): the loss's gradient with respect to each location (x, y),
- * sum_k dout_k * d out_k / d loc.  Where a sample falls exactly on a pixel
- * centre (a kink of the bilinear interpolation) the derivative from the
- * right (toward +x, +y) is used.  Costs as much as a few extractions: it
- * depends on the patch, not the image.  Errors: INVALID_ARGUMENT (NULL, a
- * dimension < 1, a HARD sensor, which is not differentiable in the
- * location), BUFFER_TOO_SMALL (dout), NUMERIC (a NaN/Inf location).
+ * sum_k dout_k * d out_k / d loc.  A value's derivative along x is the
+ * difference of the image under its cell's two x edges (each edge's column
+ * weighted as in the value), over c^2; along y likewise.  At a kink (a
+ * cell's edge exactly on a pixel edge) the derivative from the right
+ * (toward +x, +y) is used.  Costs about as much as an extraction: it
+ * depends on the patch and scales, not the image.  Errors:
+ * INVALID_ARGUMENT (NULL, a dimension < 1, a HARD sensor, which is not
+ * differentiable in the location), BUFFER_TOO_SMALL (dout), NUMERIC (a
+ * NaN/Inf location).
  * Thread-safe on a shared `g`.
  */
 RAM_API ram_status ram_glimpse_backward_location(const ram_glimpse *g, const float *images, int n,
@@ -284,10 +291,11 @@ typedef struct ram_model_params {
     float loc_range_pixels;
     float init_scale; /**< weights ~ U(-init_scale, init_scale) (0.1) */
     uint64_t seed;    /**< initialisation seed (1) */
-    /** The retina's sensor (HARD).  With SOFT the glimpses are bilinear
-     *  samples and a trainer backpropagates through them into the location
-     *  network (ram_policy_params.soft_training).  Stored in the model file;
-     *  a file without it is HARD. */
+    /** The retina's sensor (HARD).  With SOFT the glimpses are exact cell
+     *  averages, continuous in the location, and a trainer backpropagates
+     *  through them into the location network
+     *  (ram_policy_params.soft_training).  Stored in the model file; a file
+     *  without it is HARD. */
     ram_sensor sensor;
     /** Layers of the recurrent core: 1 (RAM) or 2 (DRAM, Ba et al. 2015).
      *  With 2, the lower layer r1 reads g and feeds the classifier, as the
@@ -505,12 +513,12 @@ typedef enum ram_baseline_type {
 typedef enum ram_soft_training {
     /** Deterministic locations (the location network's mean, no
      *  sampling); the classification loss's gradient reaches the location
-     *  network, the core and everything before them through the sampler,
+     *  network, the core and everything before them through the sensor,
      *  backpropagated through time; no REINFORCE term, and the baseline is
      *  not trained. */
     RAM_SOFT_BACKPROP = 0,
     /** Sampled locations, as for the hard sensor, with the REINFORCE term
-     *  and the baseline, plus the backpropagated term through the sampler
+     *  and the baseline, plus the backpropagated term through the sensor
      *  (through the clamp of the sample: none where it is at +-1). */
     RAM_SOFT_HYBRID = 1
 } ram_soft_training;

@@ -432,8 +432,8 @@ static void print_header(const run *r) {
     if (o->mp.sensor == RAM_SENSOR_SOFT)
         fprintf(stderr, "soft sensor: %s\n",
                 o->pp.soft_training == RAM_SOFT_HYBRID
-                    ? "sampled locations, REINFORCE plus backpropagation through the sampler"
-                    : "mean locations, trained by backpropagation through the sampler");
+                    ? "sampled locations, REINFORCE plus backpropagation through the sensor"
+                    : "mean locations, trained by backpropagation through the sensor");
     if (o->init && !o->resume)
         fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)\n",
                 o->init);

@@ -178,8 +178,9 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .help = "scale of the initial weights"},
         {"--sensor", OPT_CHOICE, sensor, .choices = "hard|soft|hybrid", .meta = "S", .def = "hard",
          .help = "the retina: hard (average pooling, locations trained by REINFORCE), soft "
-                 "(bilinear sampling; locations are the policy's mean, trained by "
-                 "backpropagating the classification loss through the sampler, no REINFORCE) "
+                 "(exact cell averages, continuous in the location; locations are the "
+                 "policy's mean, trained by backpropagating the classification loss through "
+                 "the sensor, no REINFORCE) "
                  "or hybrid (the soft sensor, sampled locations, REINFORCE plus the "
                  "backpropagated term); stored in the model.  With --init the model's sensor "
                  "is kept: soft or hybrid need a soft model there"},
