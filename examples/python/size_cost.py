@@ -1,9 +1,13 @@
 """The cost of classifying an image does not grow with the image: one
-architecture (6 glimpses of an 8 x 8 retina at 3 scales, 8 to 32 pixels, colour) on 60 x 60
-and on 1024 x 1024 images, timed on the same random images in memory (the
-median of 15 calls of 64 images each, the sizes interleaved).
+architecture on 60 x 60 and on 1024 x 1024 colour images, timed on the same
+random images in memory (the median of 15 calls of 64 images each, the
+sizes interleaved).  By default 6 glimpses of an 8 x 8 retina at 3 scales,
+8 to 32 pixels; the options give another (a retina wider than the small
+image, a context network, cell_samples, 8-bit images).
 
     python3 examples/python/size_cost.py [--reps 15] [--images 64]
+    python3 examples/python/size_cost.py --patch 24 --depth 4 --scale 3 \\
+        --cell-samples 4 --context 16 --core lstm --bytes
 """
 import argparse
 import time
@@ -17,12 +21,29 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--images", type=int, default=64, help="images per call")
+    ap.add_argument("--patch", type=int, default=8)
+    ap.add_argument("--depth", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=2.0)
+    ap.add_argument("--glimpses", type=int, default=6)
+    ap.add_argument("--core", default="rnn")
+    ap.add_argument("--context", type=int, default=0, help="the context network's side (0: none)")
+    ap.add_argument("--cell-samples", type=int, default=0,
+                    help="reads per cell side of the retina and the context (0: every pixel)")
+    ap.add_argument("--bytes", action="store_true", help="8-bit images (uint8), not float32")
     args = ap.parse_args()
     rng = np.random.default_rng(1)
     sides = (60, 1024)
-    models = {s: libram.Model.create(height=s, width=s, channels=3, patch=8, depth=3,
-                                     glimpses=6, seed=7) for s in sides}
-    images = {s: rng.random((args.images, 3, s, s), dtype=np.float32) for s in sides}
+    arch = dict(channels=3, patch=args.patch, depth=args.depth, scale=args.scale,
+                glimpses=args.glimpses, core=args.core, seed=7)
+    if args.context:
+        arch["context"] = args.context
+    if args.cell_samples:
+        arch["cell_samples"] = args.cell_samples
+    models = {s: libram.Model.create(height=s, width=s, **arch) for s in sides}
+    if args.bytes:
+        images = {s: rng.integers(0, 256, (args.images, 3, s, s), dtype=np.uint8) for s in sides}
+    else:
+        images = {s: rng.random((args.images, 3, s, s), dtype=np.float32) for s in sides}
     times = {s: [] for s in sides}
     for s in sides:
         models[s].classify(images[s])  # warm up
