@@ -52,9 +52,9 @@ static double cell_sampled(const float *f, const uint8_t *u8, int w, int r0, int
     const int kr = rows < k ? rows : k, kc = cols < k ? cols : k;
     double sum = 0;
     for (int m = 0; m < kr; m++) {
-        const size_t row = (size_t)(r0 + (2L * m + 1) * rows / (2L * kr)) * w;
+        const size_t row = (size_t)ram_cell_sample(r0, rows, m, kr) * w;
         for (int n = 0; n < kc; n++) {
-            const size_t at = row + (size_t)(c0 + (2L * n + 1) * cols / (2L * kc));
+            const size_t at = row + (size_t)ram_cell_sample(c0, cols, n, kc);
             sum += f ? f[at] : ram_byte_value[u8[at]];
         }
     }

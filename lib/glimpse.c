@@ -270,7 +270,7 @@ INLINE void sampled_row(const void *plane, bool u8, int h, int w, const long *xb
     const int kr = rows < k ? (int)rows : k;
     long ry[64];
     for (int m = 0; m < kr; m++)
-        ry[m] = r0 + (2L * m + 1) * rows / (2L * kr);
+        ry[m] = ram_cell_sample(r0, rows, m, kr);
     for (int j = 0; j < P; j++) {
         const long cols = xb[j + 1] - xb[j];
         const int kc = cols < k ? (int)cols : k;
@@ -279,7 +279,7 @@ INLINE void sampled_row(const void *plane, bool u8, int h, int w, const long *xb
             if (ry[m] < 0 || ry[m] >= h) continue;
             const size_t row = (size_t)ry[m] * w;
             for (int n = 0; n < kc; n++) {
-                const long x = xb[j] + (2L * n + 1) * cols / (2L * kc);
+                const long x = ram_cell_sample(xb[j], cols, n, kc);
                 if (x >= 0 && x < w) sum += pixel(plane, u8, row + (size_t)x);
             }
         }

@@ -119,6 +119,12 @@ static inline ram_images ram_images_f32(const float *f) {
     return (ram_images){f, NULL, NULL};
 }
 
+/* Sample m of k over `len` pixels from `first`, as cell_samples reads a
+ * wide cell (ram.h): the pixel at the centre of the m-th of k equal parts. */
+static inline long ram_cell_sample(long first, long len, int m, int k) {
+    return first + (2L * m + 1) * len / (2L * k);
+}
+
 /* Image i of a batch of images of `pixels` pixels each. */
 static inline ram_image ram_images_at(ram_images b, size_t i, size_t pixels) {
     if (b.f) return (ram_image){b.f + i * pixels, false};

@@ -223,14 +223,12 @@ static int load_data(run *r) {
     train_options *o = r->o;
     r->channels = 1;
     r->objects = o->mp.objects;
-    if (o->init) { /* --init's model says how many labels an image has (no --objects then) */
-        ram_model *m;
+    if (o->init) { /* --init's model says how many labels an image has (no --objects then);
+                    * loaded once, here, and trained by make_trainer() */
         ram_model_params p;
         ram_model_params_init(&p);
-        TRY(ram_model_load(o->init, &m));
-        const ram_status st = ram_model_get_params(m, &p);
-        ram_model_free(m);
-        TRY(st);
+        TRY(ram_model_load(o->init, &r->model));
+        TRY(ram_model_get_params(r->model, &p));
         r->objects = p.objects;
     }
     if (r->from_folder && r->objects > 1) {
@@ -302,8 +300,7 @@ static int make_trainer(run *r) {
     train_options *o = r->o;
     if (o->init) {
         const ram_sensor asked = o->mp.sensor;
-        TRY(ram_model_load(o->init, &r->model));
-        TRY(ram_model_get_params(r->model, &o->mp));
+        TRY(ram_model_get_params(r->model, &o->mp)); /* loaded by load_data() */
         if (asked != RAM_SENSOR_HARD && o->mp.sensor != asked) {
             fprintf(stderr,
                     "%s: %s has the hard sensor; --sensor soft or hybrid needs a soft "
