@@ -4,6 +4,8 @@
  * forward.c and backward.c) costs the same for any image size. */
 #include "internal.h"
 
+#include <math.h>
+
 /* Rows (or columns) [*a, *b) of a side of n pixels that cell k of s covers:
  * [k n / s, (k + 1) n / s), or where that is empty (n < s) the pixel under
  * the cell's centre. */
@@ -63,12 +65,17 @@ static double cell_sampled(const float *f, const uint8_t *u8, int w, int r0, int
 
 /* One image's pixels as floats (f) or as bytes (u8, each the float
  * ram_byte_value[] gives: the same sums, so the same bits, either way);
- * k: cell_samples (0: every pixel). */
-void ram_context_pool(ram_images b, int c, int h, int w, int s, int k, float *out) {
+ * k: cell_samples (0: every pixel); contrast: each cell as the retina's
+ * contrast magnitude (ram_contrast_stats()). */
+void ram_context_pool(ram_images b, int c, int h, int w, int s, int k, bool contrast, float *out) {
     const float *f = b.f;
     const uint8_t *u8 = b.u8 ? b.u8 : b.each ? b.each[0] : NULL;
     for (int ch = 0; ch < c; ch++) {
         const size_t plane = (size_t)ch * h * w;
+        float shift = 0.0f, gain = 1.0f;
+        if (contrast)
+            ram_contrast_stats(f ? ram_image_f32(f) : (ram_image){u8, true}, ch, h, w, &shift,
+                               &gain);
         for (int i = 0; i < s; i++) {
             int r0, r1;
             cell_span(i, s, h, &r0, &r1);
@@ -79,6 +86,7 @@ void ram_context_pool(ram_images b, int c, int h, int w, int s, int k, float *ou
                 if (k && (r1 - r0 > k || c1 - c0 > k)) {
                     *o = (float)cell_sampled(f ? f + plane : NULL, f ? NULL : u8 + plane, w, r0, r1,
                                              c0, c1, k);
+                    if (contrast) *o = fabsf(*o - shift) * gain;
                     continue;
                 }
                 double sum = 0;
@@ -90,6 +98,7 @@ void ram_context_pool(ram_images b, int c, int h, int w, int s, int k, float *ou
                             sum += f ? f[plane + (size_t)r * w + q]
                                      : ram_byte_value[u8[plane + (size_t)r * w + q]];
                 *o = (float)(sum / ((double)(r1 - r0) * (c1 - c0)));
+                if (contrast) *o = fabsf(*o - shift) * gain;
             }
         }
     }

@@ -318,7 +318,8 @@ static void context_net(const fwd_job *j, const share *sh) {
     const size_t img = (size_t)p->channels * p->height * p->width;
     for (int i = sh->i0; i < sh->i1; i++)
         ram_context_pool(ram_images_from(j->images, (size_t)i, img), p->channels, p->height,
-                         p->width, p->context, p->cell_samples, j->ws->ctx_in + (size_t)i * D);
+                         p->width, p->context, p->cell_samples, p->contrast,
+                         j->ws->ctx_in + (size_t)i * D);
     ram_team_barrier(j->team);
     float *top = ram_top_state(m, j->ws);
     linear_rows(j, j->ws->ctx_in, D, n, D, RAM_T_CTX_W, RAM_T_CTX_B, sh->u0, sh->u1, top, H, false);

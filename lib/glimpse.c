@@ -35,6 +35,7 @@ ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *use
     g->scale = p.scale;
     g->sensor = RAM_SENSOR_HARD; /* ram_glimpse_create_sensor() and models set SOFT */
     g->samples = 0;              /* models set ram_model_params.cell_samples */
+    g->contrast = false;         /* models set ram_model_params.contrast */
     for (int k = 0; k < p.depth; k++) {
         double side = p.patch * pow(p.scale, k);
         if (side > 1 << 20)
@@ -65,6 +66,16 @@ ram_status ram_glimpse_set_cell_samples(ram_glimpse *g, int k) {
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "glimpse_set_cell_samples: for the hard sensor only");
     g->samples = k;
+    return RAM_OK;
+}
+
+ram_status ram_glimpse_set_contrast(ram_glimpse *g, int on) {
+    if (!g) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse_set_contrast: g is NULL");
+    if (on != 0 && on != 1)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse_set_contrast: %d is not 0 or 1", on);
+    if (on && g->sensor != RAM_SENSOR_HARD)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse_set_contrast: for the hard sensor only");
+    g->contrast = on;
     return RAM_OK;
 }
 
@@ -345,6 +356,52 @@ static void hard_rows_u8(const struct ram_glimpse *g, const uint8_t *px, int c, 
     hard_rows(g, px, true, c, h, w, lx, ly, out, p0, p1, next, nx, ny);
 }
 
+/* The image's statistics for ram_model_params.contrast, channel ch: the
+ * mean of the pixels at the centres of a grid of (at most) CONTRAST_GRID x
+ * CONTRAST_GRID cells over the image, and 1 / (4 sqrt(variance + 1e-4)) of
+ * the same pixels.  A fixed number of reads, whatever the image's size, as
+ * the sensor's own; in doubles, so bytes and their floats agree bit for bit. */
+#define CONTRAST_GRID 32
+
+void ram_contrast_stats(ram_image img, int ch, int h, int w, float *shift, float *gain) {
+    const int gr = h < CONTRAST_GRID ? h : CONTRAST_GRID,
+              gc = w < CONTRAST_GRID ? w : CONTRAST_GRID;
+    const void *plane = img.u8 ? pixel_addr(img.px, true, (size_t)ch * h * w)
+                               : pixel_addr(img.px, false, (size_t)ch * h * w);
+    double sum = 0, sq = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const double mean = sum / ((double)gr * gc);
+        for (int m = 0; m < gr; m++) {
+            const size_t row = (size_t)ram_cell_sample(0, h, m, gr) * w;
+            for (int n = 0; n < gc; n++) {
+                const size_t at = row + (size_t)ram_cell_sample(0, w, n, gc);
+                const double v = img.u8 ? pixel(plane, true, at) : pixel(plane, false, at);
+                if (pass == 0)
+                    sum += v;
+                else
+                    sq += (v - mean) * (v - mean);
+            }
+        }
+    }
+    const double n = (double)gr * gc;
+    *shift = (float)(sum / n);
+    *gain = (float)(0.25 / sqrt(sq / n + 1e-4));
+}
+
+/* Rows [p0, p1) of every scale's patch of channel ch, already pooled, as
+ * contrast magnitudes |v - shift| x gain. */
+static void contrast_rows(const struct ram_glimpse *g, ram_image img, int ch, int h, int w,
+                          float *out, int p0, int p1) {
+    const int P = g->patch;
+    float shift, gain;
+    ram_contrast_stats(img, ch, h, w, &shift, &gain);
+    for (int k = 0; k < g->depth; k++) {
+        float *o = out + ((size_t)ch * g->depth + k) * P * P;
+        for (int q = p0 * P; q < p1 * P; q++)
+            o[q] = fabsf(o[q] - shift) * gain;
+    }
+}
+
 /* ram_glimpse_rows() with `next` (of img's kind; px NULL: none). */
 static void glimpse_rows(const struct ram_glimpse *g, ram_image img, int c, int h, int w, float lx,
                          float ly, float *out, int p0, int p1, ram_image next, float nx, float ny) {
@@ -356,6 +413,9 @@ static void glimpse_rows(const struct ram_glimpse *g, ram_image img, int c, int 
         hard_rows_u8(g, img.px, c, h, w, lx, ly, out, p0, p1, next.px, nx, ny);
     else
         hard_rows_f32(g, img.px, c, h, w, lx, ly, out, p0, p1, next.px, nx, ny);
+    if (g->contrast)
+        for (int ch = 0; ch < c; ch++)
+            contrast_rows(g, img, ch, h, w, out, p0, p1);
 }
 
 static const ram_image no_image = {NULL, false};

@@ -86,6 +86,7 @@ struct ram_glimpse {
     int side[RAM_MAX_DEPTH]; /* pixel side of each scale's square */
     ram_sensor sensor;       /* HARD: average pooling; SOFT: exact cell averages */
     int samples;             /* HARD: reads per cell side, 0 = all (cell_samples) */
+    bool contrast;           /* HARD: cells as contrast magnitudes (contrast) */
 };
 
 RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *p);
@@ -124,6 +125,11 @@ static inline ram_images ram_images_f32(const float *f) {
 static inline long ram_cell_sample(long first, long len, int m, int k) {
     return first + (2L * m + 1) * len / (2L * k);
 }
+
+/* ram_model_params.contrast: channel ch's mean (shift) and 1 / (4 spread)
+ * (gain), read at a fixed grid of the image's pixels; a cell v then reads
+ * |v - shift| x gain.  The same for every glimpse of an image. */
+RAM_HIDDEN void ram_contrast_stats(ram_image img, int ch, int h, int w, float *shift, float *gain);
 
 /* Image i of a batch of images of `pixels` pixels each. */
 static inline ram_image ram_images_at(ram_images b, size_t i, size_t pixels) {
@@ -454,7 +460,8 @@ static inline float *ram_top_state(const struct ram_model *m, const ram_ws *ws) 
 
 /* One image (c x h x w) average-pooled to c x s x s (ram_model_params.context
  * says how). */
-RAM_HIDDEN void ram_context_pool(ram_images img, int c, int h, int w, int s, int k, float *out);
+RAM_HIDDEN void ram_context_pool(ram_images img, int c, int h, int w, int s, int k, bool contrast,
+                                 float *out);
 
 /* ---- thread team (team.c) ---- */
 

@@ -37,6 +37,7 @@ static void model_defaults(ram_model_params *p) {
     p->objects = 1;
     p->emit_every = 0; /* glimpses / objects: ram_model_create() resolves it */
     p->cell_samples = 0;
+    p->contrast = 0;
 }
 
 void ram_model_params_init_sized(ram_model_params *p, size_t size) {
@@ -90,6 +91,11 @@ ram_status ram_model_validate(const ram_model_params *p) {
                         "model: %d objects, a label every %d glimpses, do not make %d glimpses",
                         p->objects, p->emit_every ? p->emit_every : p->glimpses / p->objects,
                         p->glimpses);
+    CHECK_RANGE(p->contrast, 0, 1);
+    if (p->contrast && p->sensor != RAM_SENSOR_HARD)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "model: contrast is for the hard sensor (the soft one's gradient reaches "
+                        "the pixel values)");
     if ((double)p->channels * p->context * p->context > 1 << 24)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "model: a context of %d x %d x %d values is too large", p->channels,
@@ -111,6 +117,7 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
     ram_glimpse_init(&m->sensor, &p->glimpse);
     m->sensor.sensor = p->sensor;
     m->sensor.samples = p->cell_samples;
+    m->sensor.contrast = p->contrast != 0;
     m->rho_size = p->channels * m->sensor.depth * m->sensor.patch * m->sensor.patch;
     m->hgl = p->glimpse_hidden + p->loc_hidden;
     m->gates = p->core == RAM_CORE_LSTM ? 4 * p->core_hidden : p->core_hidden;
@@ -416,5 +423,5 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            a->core_layers == b->core_layers &&
            (a->core_layers < 2 || a->upper_core == b->upper_core) && a->context == b->context &&
            a->objects == b->objects && a->emit_every == b->emit_every &&
-           a->cell_samples == b->cell_samples;
+           a->cell_samples == b->cell_samples && a->contrast == b->contrast;
 }

@@ -17,6 +17,7 @@
 #define TAG_SENS RAM_TAG('S', 'E', 'N', 'S')
 #define TAG_DRAM RAM_TAG('D', 'R', 'A', 'M')
 #define TAG_SAMP RAM_TAG('S', 'A', 'M', 'P')
+#define TAG_CTRS RAM_TAG('C', 'T', 'R', 'S')
 /* The DRAM chunk: core_layers, upper_core, context, objects, emit_every as u32. */
 #define DRAM_FIELDS 5
 
@@ -95,6 +96,11 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
         c.len = 0;
         ram_buf_u32(&c, (uint32_t)p->cell_samples);
         ram_file_chunk(b, TAG_SAMP, &c);
+    }
+    if (p->contrast) {
+        c.len = 0;
+        ram_buf_u32(&c, (uint32_t)p->contrast);
+        ram_file_chunk(b, TAG_CTRS, &c);
     }
     if (c.failed) b->failed = true;
     free(c.data);
@@ -206,6 +212,14 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
             return ram_fail(RAM_ERR_FORMAT, "model file: SAMP chunk of %zu bytes, %u samples",
                             samp.len, k);
         p.cell_samples = (int)k;
+    }
+    ram_reader ctrs; /* a file without it reads pixel values */
+    if (ram_file_find(data, len, TAG_CTRS, &ctrs)) {
+        const uint32_t on = ram_rd_u32(&ctrs);
+        if (ctrs.bad || ctrs.pos != ctrs.len || on != 1)
+            return ram_fail(RAM_ERR_FORMAT, "model file: CTRS chunk of %zu bytes, value %u",
+                            ctrs.len, on);
+        p.contrast = 1;
     }
     ram_status s = ram_model_validate(&p);
     if (s) {

@@ -25,7 +25,7 @@ START_TEST(context_pooling) {
     float img[24], out[4];
     for (int i = 0; i < 24; i++)
         img[i] = (float)i;
-    ram_context_pool(ram_images_f32(img), 1, 4, 6, 2, 0, out);
+    ram_context_pool(ram_images_f32(img), 1, 4, 6, 2, 0, false, out);
     const float want[4] = {(0 + 1 + 2 + 6 + 7 + 8) / 6.0f, (3 + 4 + 5 + 9 + 10 + 11) / 6.0f,
                            (12 + 13 + 14 + 18 + 19 + 20) / 6.0f,
                            (15 + 16 + 17 + 21 + 22 + 23) / 6.0f};
@@ -34,7 +34,7 @@ START_TEST(context_pooling) {
     /* 2 x 2, two channels, to 4 x 4: each pixel repeated over 2 x 2 cells */
     const float small[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     float up[32];
-    ram_context_pool(ram_images_f32(small), 2, 2, 2, 4, 0, up);
+    ram_context_pool(ram_images_f32(small), 2, 2, 2, 4, 0, false, up);
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++)
@@ -53,8 +53,8 @@ START_TEST(context_pooling_sampled) {
         bytes[i] = (uint8_t)(urand() * 256.0f);
         img[i] = (float)bytes[i] / 255.0f;
     }
-    ram_context_pool(ram_images_f32(img), 2, H, W, S, K, out);
-    ram_context_pool((ram_images){.u8 = bytes}, 2, H, W, S, K, outb);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, K, false, out);
+    ram_context_pool((ram_images){.u8 = bytes}, 2, H, W, S, K, false, outb);
     ck_assert_mem_eq(out, outb, sizeof out);
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < S; i++)
@@ -70,9 +70,39 @@ START_TEST(context_pooling_sampled) {
             }
     /* Cells no larger than k: every pixel, as without sampling. */
     float all[2 * S * S];
-    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, all);
-    ram_context_pool(ram_images_f32(img), 2, H, W, S, 6, out);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, false, all);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 6, false, out);
     ck_assert_mem_eq(out, all, sizeof out);
+}
+END_TEST
+
+/* contrast: each pooled cell v as |v - m| / (4 sqrt(s^2 + 1e-4)), m and s^2
+ * the channel's mean and variance over a grid of its pixels (here all of
+ * them: 13 x 17 is smaller than the 32 x 32 grid); bytes as their floats. */
+START_TEST(context_pooling_contrast) {
+    enum { H = 13, W = 17, S = 3 };
+    float img[2 * H * W], plain[2 * S * S], out[2 * S * S], outb[2 * S * S];
+    uint8_t bytes[2 * H * W];
+    for (int i = 0; i < 2 * H * W; i++) {
+        bytes[i] = (uint8_t)(urand() * 256.0f);
+        img[i] = (float)bytes[i] / 255.0f;
+    }
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, false, plain);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, true, out);
+    ram_context_pool((ram_images){.u8 = bytes}, 2, H, W, S, 0, true, outb);
+    ck_assert_mem_eq(out, outb, sizeof out);
+    for (int c = 0; c < 2; c++) {
+        double sum = 0, sq = 0;
+        for (int i = 0; i < H * W; i++)
+            sum += img[c * H * W + i];
+        const double mean = sum / (H * W);
+        for (int i = 0; i < H * W; i++)
+            sq += (img[c * H * W + i] - mean) * (img[c * H * W + i] - mean);
+        const double gain = 0.25 / sqrt(sq / (H * W) + 1e-4);
+        for (int v = 0; v < S * S; v++)
+            ck_assert_float_eq_tol(out[c * S * S + v], fabs(plain[c * S * S + v] - mean) * gain,
+                                   1e-5f);
+    }
 }
 END_TEST
 
@@ -461,6 +491,7 @@ int main(void) {
     TCase *tc = tcase_create("dram");
     tcase_add_test(tc, context_pooling);
     tcase_add_test(tc, context_pooling_sampled);
+    tcase_add_test(tc, context_pooling_contrast);
     tcase_add_test(tc, file_round_trip);
     tcase_add_test(tc, file_bad_dram_chunk);
     tcase_add_test(tc, threaded_state_same_bits);

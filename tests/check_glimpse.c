@@ -342,6 +342,112 @@ START_TEST(test_batch_layout) {
 }
 END_TEST
 
+/* contrast: every cell of the reference glimpse as |v - m| / (4 sqrt(s^2 +
+ * 1e-4)), m and s^2 the channel's mean and variance over the pixels at the
+ * centres of a grid of min(32, h) x min(32, w) cells, as ram.h says. */
+static void ref_contrast(const float *img, int c, int h, int w, int P, int depth, double *out) {
+    const int gr = h < 32 ? h : 32, gc = w < 32 ? w : 32;
+    for (int ch = 0; ch < c; ch++) {
+        double sum = 0, sq = 0;
+        for (int m = 0; m < gr; m++)
+            for (int q = 0; q < gc; q++)
+                sum +=
+                    img[((size_t)ch * h + ref_sample(0, h, m, gr)) * w + ref_sample(0, w, q, gc)];
+        const double mean = sum / (gr * gc);
+        for (int m = 0; m < gr; m++)
+            for (int q = 0; q < gc; q++) {
+                const double d =
+                    img[((size_t)ch * h + ref_sample(0, h, m, gr)) * w + ref_sample(0, w, q, gc)] -
+                    mean;
+                sq += d * d;
+            }
+        const double gain = 0.25 / sqrt(sq / (gr * gc) + 1e-4);
+        double *o = out + (size_t)ch * depth * P * P;
+        for (int v = 0; v < depth * P * P; v++)
+            o[v] = fabs(o[v] - mean) * gain;
+    }
+}
+
+START_TEST(test_contrast_reference) {
+    lcg_state = 21;
+    /* 70 x 45 (with cell samples): a 32 x 32 grid of its pixels; 20 x 9
+     * (every pixel of a cell): every pixel is a grid point. */
+    const int sizes[2][2] = {{70, 45}, {20, 9}};
+    for (int t = 0; t < 2; t++) {
+        const int c = 3, h = sizes[t][0], w = sizes[t][1], n = 24, P = 4, depth = 3, K = t ? 0 : 2;
+        ram_glimpse *g = make_glimpse(P, depth, 2.5f);
+        ck_assert_int_eq(ram_glimpse_set_cell_samples(g, K), RAM_OK);
+        ck_assert_int_eq(ram_glimpse_set_contrast(g, 1), RAM_OK);
+        const size_t per = ram_glimpse_size(g, c);
+        float *img = random_images(n, c, h, w), *out = malloc(sizeof(float) * per * n);
+        float *locs = test_locations(n);
+        double *ref = malloc(sizeof(double) * per);
+        ck_assert(out && ref);
+        ck_assert_int_eq(ram_glimpse_extract(g, img, n, c, h, w, locs, out, per * n), RAM_OK);
+        for (int i = 0; i < n; i++) {
+            const float *im = img + (size_t)i * c * h * w;
+            ref_glimpse(im, c, h, w, P, depth, 2.5, K, locs[2 * i], locs[2 * i + 1], ref);
+            ref_contrast(im, c, h, w, P, depth, ref);
+            for (size_t v = 0; v < per; v++)
+                ck_assert_msg(fabs(out[i * per + v] - ref[v]) <= 1e-5 * (1 + fabs(ref[v])),
+                              "%d x %d image %d: value %zu is %g, reference %g", h, w, i, v,
+                              (double)out[i * per + v], ref[v]);
+        }
+        free(img);
+        free(out);
+        free(locs);
+        free(ref);
+        ram_glimpse_free(g);
+    }
+}
+END_TEST
+
+/* A contrast glimpse does not know light from dark: inside the image (where
+ * no pixel reads 0 for being outside), the image 1 - x glimpses what x does
+ * (to rounding), while the pixel values differ; bytes glimpse the bits of
+ * their floats b / 255. */
+START_TEST(test_contrast_invariance_and_bytes) {
+    lcg_state = 5;
+    const int c = 3, h = 64, w = 80, n = 12;
+    ram_glimpse *g = make_glimpse(8, 2, 3.0f);
+    ck_assert_int_eq(ram_glimpse_set_contrast(g, 1), RAM_OK);
+    const size_t per = ram_glimpse_size(g, c), px = (size_t)c * h * w;
+    uint8_t *b = malloc(px);
+    float *f = malloc(sizeof(float) * px), *inv = malloc(sizeof(float) * px);
+    float *of = malloc(sizeof(float) * per), *ob = malloc(sizeof(float) * per),
+          *oi = malloc(sizeof(float) * per), *locs = test_locations(n);
+    ck_assert(b && f && inv && of && ob && oi);
+    for (int i = 0; i < 2 * n; i++) /* 24-pixel squares within 16 pixels of the centre */
+        locs[i] = lcg_uniform() - 0.5f;
+    for (size_t i = 0; i < px; i++) {
+        b[i] = (uint8_t)(lcg_uniform() * 256.0f);
+        f[i] = (float)b[i] / 255.0f;
+        inv[i] = 1.0f - f[i];
+    }
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(ram_glimpse_extract(g, f, 1, c, h, w, locs + 2 * i, of, per), RAM_OK);
+        ck_assert_int_eq(ram_glimpse_extract_u8(g, b, 1, c, h, w, locs + 2 * i, ob, per), RAM_OK);
+        ck_assert_int_eq(ram_glimpse_extract(g, inv, 1, c, h, w, locs + 2 * i, oi, per), RAM_OK);
+        ck_assert(memcmp(of, ob, sizeof(float) * per) == 0);
+        for (size_t v = 0; v < per; v++)
+            ck_assert_float_eq_tol(oi[v], of[v], 1e-5f);
+    }
+    /* The same sensor without contrast reads the inverted pixels. */
+    ck_assert_int_eq(ram_glimpse_set_contrast(g, 0), RAM_OK);
+    ck_assert_int_eq(ram_glimpse_extract(g, f, 1, c, h, w, locs, of, per), RAM_OK);
+    ck_assert_int_eq(ram_glimpse_extract(g, inv, 1, c, h, w, locs, oi, per), RAM_OK);
+    ck_assert(fabsf(of[0] + oi[0] - 1.0f) < 1e-5f);
+    free(b);
+    free(f);
+    free(inv);
+    free(of);
+    free(ob);
+    free(oi);
+    free(locs);
+    ram_glimpse_free(g);
+}
+END_TEST
+
 /* ---- arguments ---- */
 
 START_TEST(test_invalid_arguments) {
@@ -364,6 +470,11 @@ START_TEST(test_invalid_arguments) {
     ck_assert_int_eq(ram_glimpse_create_sensor(&gp, RAM_SENSOR_SOFT, &soft), RAM_OK);
     ck_assert_int_eq(ram_glimpse_set_cell_samples(soft, 2), RAM_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(ram_glimpse_set_cell_samples(soft, 0), RAM_OK);
+    ck_assert_int_eq(ram_glimpse_set_contrast(soft, 1), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_glimpse_set_contrast(soft, 0), RAM_OK);
+    ck_assert_int_eq(ram_glimpse_set_contrast(NULL, 1), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_glimpse_set_contrast(g, 2), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_glimpse_set_contrast(g, -1), RAM_ERR_INVALID_ARGUMENT);
     ram_glimpse_free(soft);
     ram_clear_error();
     ck_assert_int_eq(ram_glimpse_extract(NULL, img, 2, 3, 4, 5, locs, out, cap),
@@ -498,6 +609,8 @@ static Suite *glimpse_suite(void) {
     tcase_add_test(ref, test_reference_fractional_scale);
     tcase_add_test(ref, test_reference_cell_samples);
     tcase_add_test(ref, test_cell_samples_bytes);
+    tcase_add_test(ref, test_contrast_reference);
+    tcase_add_test(ref, test_contrast_invariance_and_bytes);
     tcase_add_test(ref, test_reference_patch1_and_odd_sizes);
     suite_add_tcase(s, ref);
     TCase *exact = tcase_create("exact");

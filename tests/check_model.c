@@ -28,7 +28,8 @@ static float urand(void) { /* [0, 1) */
 }
 
 /* The architectures checked: every glimpse form, cell, bound, and DRAM's
- * parts (two core layers with either upper cell, the context network). */
+ * parts (two core layers with either upper cell, the context network), and
+ * the contrast input. */
 typedef struct config {
     ram_glimpse_form form;
     ram_core_type core;
@@ -37,32 +38,36 @@ typedef struct config {
     ram_core_type upper_core; /* with 2 layers */
     int context;              /* the context's side, or 0 */
     int objects;              /* labels per image: 2 of 4 glimpses, or 3 of 3 */
+    int contrast;             /* cells as contrast magnitudes */
 } config;
 
 static const config configs[] = {
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0},
     /* two layers */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 0, 1},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 0, 1},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 0, 1, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 0, 1, 0},
     /* the context network, on one layer and on two (5 x 5 of a 10 x 9 image;
      * 12 x 12: more cells than pixels) */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 12, 1},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 5, 1},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 1},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 12, 1, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 5, 1, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 1, 0},
     /* several objects: a label every 2 glimpses of 4, or after each of 3 */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 2},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 3},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 5, 2},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 3},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 2, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 3, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 5, 2, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 3, 0},
+    /* contrast magnitudes in the retina and in the context */
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 1},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 4, 2, 1},
 };
 enum { N_CONFIGS = sizeof configs / sizeof *configs };
 
@@ -90,6 +95,7 @@ static void setup(fixture *f, const config *c) {
     p.classes = 4;
     p.bound = c->bound;
     p.objects = c->objects;
+    p.contrast = c->contrast;
     p.glimpses = p.objects == 2 ? 4 : 3;
     p.loc_range_pixels = 0;
     p.init_scale = 0.4f; /* large enough that gradients dwarf float rounding */

@@ -571,6 +571,72 @@ START_TEST(test_cell_samples_roundtrip) {
 }
 END_TEST
 
+/* contrast: a CTRS chunk only when set, loaded back with the same
+ * classifications (which differ from the same weights reading pixel
+ * values); a bad value in the chunk, or the option with the soft sensor,
+ * refused. */
+START_TEST(test_contrast_roundtrip) {
+    make_dir();
+    ram_model_params p;
+    small_params(&p, RAM_CORE_LSTM, RAM_GLIMPSE_ADDITIVE);
+    p.context = 3;
+    ram_model *plain = NULL, *con = NULL, *back = NULL;
+    ck_assert_int_eq(ram_model_create(&p, &plain), RAM_OK);
+    p.contrast = 1;
+    ck_assert_int_eq(ram_model_create(&p, &con), RAM_OK);
+    ck_assert_int_eq(ram_model_save(plain, in_dir("plain.ram")), RAM_OK);
+    ck_assert_int_eq(ram_model_save(con, in_dir("contrast.ram")), RAM_OK);
+    size_t plain_len, len;
+    unsigned char *pb = read_file(in_dir("plain.ram"), &plain_len);
+    unsigned char *d = read_file(in_dir("contrast.ram"), &len);
+    ck_assert_ptr_null(find_tag(pb, plain_len, "CTRS"));
+    unsigned char *tag = find_tag(d, len, "CTRS");
+    ck_assert_ptr_nonnull(tag);
+    ck_assert_uint_eq(len, plain_len + 20);
+    ck_assert_int_eq(ram_model_load(in_dir("contrast.ram"), &back), RAM_OK);
+    ram_model_params q;
+    ram_model_params_init(&q);
+    ck_assert_int_eq(ram_model_get_params(back, &q), RAM_OK);
+    ck_assert_int_eq(q.contrast, 1);
+    static float img[3 * 2 * 12 * 10];
+    for (size_t i = 0; i < sizeof img / sizeof *img; i++)
+        img[i] = (float)((i * 37 + 11) % 101) / 100.0f;
+    memcpy(plain->w, con->w, sizeof(float) * con->n_params);
+    ram_model_touch(plain);
+    float pa[3 * 4], pp[3 * 4], pl[3 * 4];
+    ram_state *sa, *sp, *sl;
+    ck_assert_int_eq(ram_state_create(con, 3, &sa), RAM_OK);
+    ck_assert_int_eq(ram_state_create(plain, 3, &sp), RAM_OK);
+    ck_assert_int_eq(ram_state_create(back, 3, &sl), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(con, sa, img, 3, NULL, pa, NULL), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(plain, sp, img, 3, NULL, pp, NULL), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(back, sl, img, 3, NULL, pl, NULL), RAM_OK);
+    ck_assert_mem_eq(pa, pl, sizeof pa);
+    ck_assert(memcmp(pa, pp, sizeof pa) != 0);
+    ram_state_free(sa);
+    ram_state_free(sp);
+    ram_state_free(sl);
+    ram_model_free(back);
+    const size_t at = (size_t)(tag - d);
+    for (uint32_t bad = 0; bad < 2; bad++) {
+        put_u32(d + at + 16, bad ? 2 : 0);
+        fix_crc(d, len);
+        ck_assert_int_eq(ram_model_load_memory(d, len, &back), RAM_ERR_FORMAT);
+        ck_assert_ptr_nonnull(strstr(ram_last_error(), "CTRS"));
+    }
+    p.sensor = RAM_SENSOR_SOFT;
+    ck_assert_int_eq(ram_model_create(&p, &back), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ram_last_error(), "contrast"));
+    p.sensor = RAM_SENSOR_HARD;
+    p.contrast = 2;
+    ck_assert_int_eq(ram_model_create(&p, &back), RAM_ERR_INVALID_ARGUMENT);
+    free(pb);
+    free(d);
+    ram_model_free(plain);
+    ram_model_free(con);
+}
+END_TEST
+
 START_TEST(test_names_refused) {
     ram_model *m = small_model(RAM_CORE_RNN, RAM_GLIMPSE_ADDITIVE);
     const char *good[4] = {"a", "b", "c", "d"};
@@ -837,6 +903,7 @@ static Suite *serialize_suite(void) {
     tcase_add_test(rt, test_names_and_fit_roundtrip);
     tcase_add_test(rt, test_names_refused);
     tcase_add_test(rt, test_cell_samples_roundtrip);
+    tcase_add_test(rt, test_contrast_roundtrip);
     tcase_add_test(rt, test_atomic_save);
     tcase_add_test(rt, test_checkpoint_is_a_model_file);
     suite_add_tcase(s, rt);

@@ -268,6 +268,17 @@ if "${train[@]}" --epochs 1 --cell-samples 2 --sensor soft --out "$tmp/cs2.ram" 
     fail "--cell-samples with the soft sensor accepted"
 fi
 grep -q "cell_samples 2 is for the hard sensor" "$tmp/cs.txt" || fail "soft + samples: $(cat "$tmp/cs.txt")"
+# --contrast: stored in the model, reported by ram-eval, drawn by ram-glimpses.
+"${train[@]}" --epochs 1 --contrast --context 4 --out "$tmp/ct.ram" 2>"$tmp/ct.txt" ||
+    fail "ram-train --contrast: $(cat "$tmp/ct.txt")"
+"$bin/ram-eval" --model "$tmp/ct.ram" --data "$tmp/data" --json | grep -q '"contrast": true' ||
+    fail "ram-eval --json: no contrast"
+"$bin/ram-glimpses" --model "$tmp/ct.ram" --data "$tmp/data" --count 2 --out "$tmp/ct.png" \
+    >/dev/null 2>&1 || fail "ram-glimpses on a model with --contrast"
+if "${train[@]}" --epochs 1 --contrast --sensor soft --out "$tmp/ct2.ram" 2>"$tmp/ct.txt"; then
+    fail "--contrast with the soft sensor accepted"
+fi
+grep -q "contrast is for the hard sensor" "$tmp/ct.txt" || fail "soft + contrast: $(cat "$tmp/ct.txt")"
 # A further leg from a two-object model: --init takes the object count from
 # the model (as the rest of its architecture), without --objects.
 "${init[@]}" --dataset pairs100 --init "$tmp/d.ram.ckpt" --lr 0 --out "$tmp/d3.ram" \

@@ -387,6 +387,7 @@ static void print_json(const options *o, const testset *s, int n, const result *
                (double)r->digits_wrong / (2.0 * n), r->digits_wrong);
     printf(", \"sensor\": \"%s\"", mp->sensor == RAM_SENSOR_SOFT ? "soft" : "hard");
     if (mp->cell_samples) printf(", \"cell_samples\": %d", mp->cell_samples);
+    if (mp->contrast) printf(", \"contrast\": true");
     if (o->no_clutter) printf(", \"no_clutter\": true");
     if (o->set.dataset != DATASET_MNIST) {
         printf(", \"found\": %.4f, \"found_wrong\": ", (double)r->found / n);

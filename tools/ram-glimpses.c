@@ -423,9 +423,10 @@ static int look(const options *o, rows *w) {
         report("classify", s);
         return -1;
     }
-    /* The model's own sensor: its kind and its reads per cell. */
+    /* The model's own sensor: its kind, its reads per cell and its input. */
     if ((s = ram_glimpse_create_sensor(&w->set.mp.glimpse, w->set.mp.sensor, &w->g)) != RAM_OK ||
-        (s = ram_glimpse_set_cell_samples(w->g, w->set.mp.cell_samples)) != RAM_OK) {
+        (s = ram_glimpse_set_cell_samples(w->g, w->set.mp.cell_samples)) != RAM_OK ||
+        (s = ram_glimpse_set_contrast(w->g, w->set.mp.contrast)) != RAM_OK) {
         report("ram_glimpse_create_sensor", s);
         return -1;
     }

@@ -214,6 +214,12 @@ RAM_API ram_status ram_glimpse_create_sensor(const ram_glimpse_params *p, ram_se
  *  thread-safe with extractions by the same sensor.  INVALID_ARGUMENT for
  *  NULL, k outside [0, 64], or k > 0 on a soft sensor. */
 RAM_API ram_status ram_glimpse_set_cell_samples(ram_glimpse *g, int k);
+/** Cells as contrast magnitudes, as ram_model_params.contrast (0, the
+ *  default: pixel values; 1: |v - mean| / (4 spread)), so that a standalone
+ *  sensor reads what a model's does.  Not thread-safe with extractions by
+ *  the same sensor.  INVALID_ARGUMENT for NULL, a value other than 0 or 1,
+ *  or 1 on a soft sensor. */
+RAM_API ram_status ram_glimpse_set_contrast(ram_glimpse *g, int on);
 /** A sensor's kind (HARD for NULL and for ram_glimpse_create()'s). */
 RAM_API ram_sensor ram_glimpse_sensor(const ram_glimpse *g);
 /**
@@ -340,6 +346,18 @@ typedef struct ram_model_params {
      *  detail finer than a cell / k can alias.  Hard sensor only
      *  (INVALID_ARGUMENT with the soft one).  (0) */
     int cell_samples;
+    /** What a cell of the hard sensor and of the context holds: 0, its
+     *  channel's average pixel value (the paper's retina); 1, that average's
+     *  contrast magnitude |v - m| / (4 sqrt(s^2 + 1e-4)), with m and s^2 the
+     *  mean and variance of the channel's pixels at the centres of a 32 x 32
+     *  grid over the image (fewer rows or columns on a smaller image), read
+     *  once per glimpse: a fixed cost, whatever the image.  A retina that no
+     *  longer knows the image's colours or light from dark: what a set of
+     *  objects in any colour on any background needs (a digit in a random
+     *  colour on a random texture is learnt with it and not without), and a
+     *  loss where colour or polarity tells the classes apart.  Hard sensor
+     *  only (INVALID_ARGUMENT with the soft one).  (0) */
+    int contrast;
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with

@@ -132,6 +132,7 @@ class ModelParams(ctypes.Structure):
         ("objects", ctypes.c_int),
         ("emit_every", ctypes.c_int),
         ("cell_samples", ctypes.c_int),
+        ("contrast", ctypes.c_int),
     ]
 
 

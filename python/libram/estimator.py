@@ -51,7 +51,7 @@ MAX_CLASS_NAME = 1024
 # Which constructor arguments go to which libram object.
 _MODEL_KNOBS = ("glimpses", "patch", "depth", "scale", "form", "glimpse_hidden", "loc_hidden",
                 "glimpse_out", "core_hidden", "core", "bound", "loc_std", "loc_range_pixels",
-                "init_scale", "context", "core_layers", "upper_core")
+                "init_scale", "context", "core_layers", "upper_core", "cell_samples", "contrast")
 _POLICY_KNOBS = ("std", "baseline", "reward_scale", "discount", "detach_core")
 _TRAINER_KNOBS = ("optimizer", "lr", "momentum", "nesterov", "beta1", "beta2", "eps",
                   "clip_norm", "weight_decay", "average_decay", "threads")
@@ -150,7 +150,10 @@ class RAMClassifier(*_BASES):
     loc_hidden, glimpse_out, core_hidden, core, bound, loc_std,
     loc_range_pixels, init_scale, and DRAM's context (0: none; S: the
     context network on the image pooled to S x S), core_layers (1 or 2)
-    and upper_core (the second layer's cell).  sensor: "hard" (average
+    and upper_core (the second layer's cell); cell_samples (0: every pixel
+    of a retina cell; k: at most k x k of each, a cost that does not grow
+    with the image) and contrast (True: cells as contrast magnitudes, for
+    objects in any colour on any background), hard sensor only.  sensor: "hard" (average
     pooling, locations trained by REINFORCE), "soft" (bilinear sampling,
     locations trained by backpropagation through it) or "hybrid" (the soft
     sensor, sampled locations, REINFORCE plus the backpropagated term), as
@@ -185,7 +188,9 @@ class RAMClassifier(*_BASES):
     def __init__(self, glimpses=6, patch=8, depth=1, scale=2.0, form="additive",
                  glimpse_hidden=128, loc_hidden=128, glimpse_out=256, core_hidden=256,
                  core="rnn", bound="tanh", loc_std=0.17, loc_range_pixels=-1.0, init_scale=0.1,
-                 context=0, core_layers=1, upper_core="rnn", sensor="hard", std=0.0, baseline="linear", reward_scale=1.0, discount=1.0, detach_core=True,
+                 context=0, core_layers=1, upper_core="rnn", cell_samples=0, contrast=False,
+                 sensor="hard", std=0.0, baseline="linear", reward_scale=1.0, discount=1.0,
+                 detach_core=True,
                  optimizer="adam", lr=1e-3, lr_final=None, decay_steps=None, momentum=0.9,
                  nesterov=False, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=5.0,
                  weight_decay=0.0, average_decay=0.0, threads=1, batch_size=128, epochs=10,
@@ -208,6 +213,8 @@ class RAMClassifier(*_BASES):
         self.context = context
         self.core_layers = core_layers
         self.upper_core = upper_core
+        self.cell_samples = cell_samples
+        self.contrast = contrast
         self.sensor = sensor
         self.std = std
         self.baseline = baseline

@@ -386,7 +386,7 @@ def to_torch(model, baseline="linear", detach_core=True):
     or bytes; a checkpoint's model part), its weights copied.  What the file
     holds besides the weights travels in the module's extra state."""
     f = modelfile.parse(_model_bytes(model))
-    _check_computable(f.arch, f.dram, f.sensor)
+    _check_computable(f.arch, f.dram, f.sensor, f)
     net = RAM(f.arch, baseline=baseline, detach_core=detach_core)
     with torch.no_grad():
         for key, name in RAM.KEYS.items():
@@ -400,11 +400,17 @@ def to_torch(model, baseline="linear", detach_core=True):
     return net
 
 
-def _check_computable(arch, dram=None, sensor=0):
+def _check_computable(arch, dram=None, sensor=0, f=None):
     """ConversionError for a model the RAM module does not compute: DRAM's
     parts (the multiplicative form, two core layers, a context network,
-    several objects) and the soft sensor, which libram.Model runs."""
+    several objects), the soft sensor, and a retina that samples its cells
+    or reads contrast (file f's SAMP and CTRS chunks), which libram.Model
+    runs."""
     parts = []
+    if f is not None and f.chunk(b"SAMP") is not None:
+        parts.append("cell samples")
+    if f is not None and f.chunk(b"CTRS") is not None:
+        parts.append("contrast cells")
     if arch["form"] not in (0, 1):
         parts.append("the multiplicative glimpse form")
     if dram is not None:

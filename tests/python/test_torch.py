@@ -253,6 +253,15 @@ def test_reinforce_reaches_the_core_only_when_asked():
         assert (core is not None and core.abs().sum() > 0) == reaches
 
 
+def test_sampled_and_contrast_retinas_refused():
+    """The module's retina averages every pixel of a cell: a model that
+    samples its cells or reads contrast is refused, not computed wrong."""
+    for extra, match in (({"cell_samples": 2}, "cell samples"), ({"contrast": 1}, "contrast")):
+        model = libram.Model.create(height=14, width=18, patch=4, depth=3, classes=4, **extra)
+        with pytest.raises(lt.ConversionError, match=match):
+            lt.to_torch(model)
+
+
 def refused(obj, match, **kw):
     with pytest.raises(lt.ConversionError, match=match):
         lt.model_file(obj, **kw)

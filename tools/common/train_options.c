@@ -162,6 +162,10 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .help = "read at most K x K pixels of each retina cell (and context cell), on a grid "
                  "over it, so that a glimpse costs the same on any image and at any scale (0 = "
                  "every pixel; hard sensor)"},
+        {"--contrast", OPT_FLAG, &mp->contrast, .flags = OPT_GROUP,
+         .help = "retina and context cells as contrast magnitudes |v - mean| / (4 spread), the "
+                 "image's mean and spread per channel: no colour, no light or dark, for objects "
+                 "in any colour on any background (hard sensor)"},
         {"--objects", OPT_INT, &mp->objects, 1, 64, .meta = "S", .flags = OPT_GROUP,
          .help = "labels per image, one every --emit-every glimpses: 2 on pairs100 and sum100 "
                  "trains on the two digits in reading order (10 classes)"},
