@@ -65,17 +65,18 @@ static double cell_sampled(const float *f, const uint8_t *u8, int w, int r0, int
 
 /* One image's pixels as floats (f) or as bytes (u8, each the float
  * ram_byte_value[] gives: the same sums, so the same bits, either way);
- * k: cell_samples (0: every pixel); contrast: each cell as the retina's
- * contrast magnitude (ram_contrast_stats()). */
-void ram_context_pool(ram_images b, int c, int h, int w, int s, int k, bool contrast, float *out) {
+ * k: cell_samples (0: every pixel); stats: the image's ram_contrast_stats()
+ * for contrast cells (each cell as the retina's contrast magnitude), or
+ * NULL. */
+void ram_context_pool(ram_images b, int c, int h, int w, int s, int k, const float *stats,
+                      float *out) {
     const float *f = b.f;
     const uint8_t *u8 = b.u8 ? b.u8 : b.each ? b.each[0] : NULL;
     for (int ch = 0; ch < c; ch++) {
         const size_t plane = (size_t)ch * h * w;
-        float shift = 0.0f, gain = 1.0f;
-        if (contrast)
-            ram_contrast_stats(f ? ram_image_f32(f) : (ram_image){u8, true}, ch, h, w, &shift,
-                               &gain);
+        const bool contrast = stats != NULL;
+        const float shift = contrast ? stats[2 * ch] : 0.0f,
+                    gain = contrast ? stats[2 * ch + 1] : 1.0f;
         for (int i = 0; i < s; i++) {
             int r0, r1;
             cell_span(i, s, h, &r0, &r1);

@@ -200,6 +200,23 @@ static step step_at(const fwd_job *j, int t) {
     return s;
 }
 
+/* Image i's statistics for contrast cells, worked out at the start of the
+ * pass (contrast_stats()), or NULL for a retina of pixel values. */
+static const float *contrast_of(const fwd_job *j, int i) {
+    return j->ws->contrast ? j->ws->contrast + (size_t)i * 2 * j->m->p.channels : NULL;
+}
+
+/* Images [i0, i1)'s statistics for contrast cells, once a pass rather than
+ * once a glimpse: at 1024 x 1024 their 1,024 reads a channel are cache
+ * misses, and were half a classification's time. */
+static void contrast_stats(const fwd_job *j, const share *sh) {
+    const ram_model_params *p = &j->m->p;
+    const size_t img = (size_t)p->channels * p->height * p->width;
+    for (int i = sh->i0; i < sh->i1; i++)
+        ram_contrast_stats(ram_images_at(j->images, (size_t)i, img), p->channels, p->height,
+                           p->width, j->ws->contrast + (size_t)i * 2 * p->channels);
+}
+
 /* Fewer images than threads (batch 1): every thread works out the
  * locations (the same bits; thread 0 keeps them) and extracts its rows of
  * every patch, as one 512x512 RGB glimpse alone outweighs the layers. */
@@ -219,7 +236,8 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
         float mine[SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
         float *r = k == 0 ? s->rho : mine, *hg = k == 0 ? s->hgl : mine + SMALL_RHO_FLOATS;
         ram_glimpse_one(&m->sensor, ram_images_at(j->images, 0, img_size), p->channels, p->height,
-                        p->width, where[0] * m->range_x, where[1] * m->range_y, r);
+                        p->width, where[0] * m->range_x, where[1] * m->range_y, contrast_of(j, 0),
+                        r);
         linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
         linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
         ram_relu_forward(hg, 1, HG, HG);
@@ -231,7 +249,7 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
     for (int i = 0; p1 > p0 && i < n; i++)
         ram_glimpse_rows(&m->sensor, ram_images_at(j->images, i, img_size), p->channels, p->height,
                          p->width, where[2 * i] * m->range_x, where[2 * i + 1] * m->range_y,
-                         s->rho + (size_t)i * D, p0, p1);
+                         contrast_of(j, i), s->rho + (size_t)i * D, p0, p1);
 }
 
 /* Images [i0, i1): their locations and glimpses. */
@@ -250,7 +268,8 @@ static void look_apart(const fwd_job *j, const share *sh, const step *s) {
         const ram_image next = more ? ram_images_at(j->images, i + 1, img_size) : (ram_image){0};
         ram_glimpse_one_ahead(&m->sensor, ram_images_at(j->images, i, img_size), p->channels,
                               p->height, p->width, l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
-                              s->rho + (size_t)i * D, next, more ? l[2 * i + 2] * m->range_x : 0,
+                              contrast_of(j, i), s->rho + (size_t)i * D, next,
+                              more ? l[2 * i + 2] * m->range_x : 0,
                               more ? l[2 * i + 3] * m->range_y : 0);
     }
 }
@@ -318,7 +337,7 @@ static void context_net(const fwd_job *j, const share *sh) {
     const size_t img = (size_t)p->channels * p->height * p->width;
     for (int i = sh->i0; i < sh->i1; i++)
         ram_context_pool(ram_images_from(j->images, (size_t)i, img), p->channels, p->height,
-                         p->width, p->context, p->cell_samples, p->contrast,
+                         p->width, p->context, p->cell_samples, contrast_of(j, i),
                          j->ws->ctx_in + (size_t)i * D);
     ram_team_barrier(j->team);
     float *top = ram_top_state(m, j->ws);
@@ -359,6 +378,7 @@ static void forward_part(void *arg, int k, int nt) {
     if (two) memset(ws->h2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
     if (two && m->p.upper_core == RAM_CORE_LSTM)
         memset(ws->c2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (ws->contrast) contrast_stats(j, &sh); /* read after the barriers below */
     if (m->p.context) {
         ram_team_barrier(j->team); /* the context's rows overwrite every image's top h_0 */
         context_net(j, &sh);

@@ -363,7 +363,7 @@ static void hard_rows_u8(const struct ram_glimpse *g, const uint8_t *px, int c, 
  * the sensor's own; in doubles, so bytes and their floats agree bit for bit. */
 #define CONTRAST_GRID 32
 
-void ram_contrast_stats(ram_image img, int ch, int h, int w, float *shift, float *gain) {
+static void channel_stats(ram_image img, int ch, int h, int w, float *shift, float *gain) {
     const int gr = h < CONTRAST_GRID ? h : CONTRAST_GRID,
               gc = w < CONTRAST_GRID ? w : CONTRAST_GRID;
     const void *plane = img.u8 ? pixel_addr(img.px, true, (size_t)ch * h * w)
@@ -388,13 +388,23 @@ void ram_contrast_stats(ram_image img, int ch, int h, int w, float *shift, float
     *gain = (float)(0.25 / sqrt(sq / n + 1e-4));
 }
 
+void ram_contrast_stats(ram_image img, int c, int h, int w, float *stats) {
+    for (int ch = 0; ch < c; ch++)
+        channel_stats(img, ch, h, w, &stats[2 * ch], &stats[2 * ch + 1]);
+}
+
 /* Rows [p0, p1) of every scale's patch of channel ch, already pooled, as
- * contrast magnitudes |v - shift| x gain. */
+ * contrast magnitudes |v - shift| x gain (from stats, or worked out here). */
 static void contrast_rows(const struct ram_glimpse *g, ram_image img, int ch, int h, int w,
-                          float *out, int p0, int p1) {
+                          const float *stats, float *out, int p0, int p1) {
     const int P = g->patch;
     float shift, gain;
-    ram_contrast_stats(img, ch, h, w, &shift, &gain);
+    if (stats) {
+        shift = stats[2 * ch];
+        gain = stats[2 * ch + 1];
+    } else {
+        channel_stats(img, ch, h, w, &shift, &gain);
+    }
     for (int k = 0; k < g->depth; k++) {
         float *o = out + ((size_t)ch * g->depth + k) * P * P;
         for (int q = p0 * P; q < p1 * P; q++)
@@ -404,7 +414,8 @@ static void contrast_rows(const struct ram_glimpse *g, ram_image img, int ch, in
 
 /* ram_glimpse_rows() with `next` (of img's kind; px NULL: none). */
 static void glimpse_rows(const struct ram_glimpse *g, ram_image img, int c, int h, int w, float lx,
-                         float ly, float *out, int p0, int p1, ram_image next, float nx, float ny) {
+                         float ly, const float *stats, float *out, int p0, int p1, ram_image next,
+                         float nx, float ny) {
     if (g->sensor == RAM_SENSOR_SOFT) { /* glimpse_soft.c */
         ram_glimpse_soft_rows(g, img, c, h, w, lx, ly, out, p0, p1);
         return;
@@ -415,24 +426,25 @@ static void glimpse_rows(const struct ram_glimpse *g, ram_image img, int c, int 
         hard_rows_f32(g, img.px, c, h, w, lx, ly, out, p0, p1, next.px, nx, ny);
     if (g->contrast)
         for (int ch = 0; ch < c; ch++)
-            contrast_rows(g, img, ch, h, w, out, p0, p1);
+            contrast_rows(g, img, ch, h, w, stats, out, p0, p1);
 }
 
 static const ram_image no_image = {NULL, false};
 
 void ram_glimpse_one(const struct ram_glimpse *g, ram_image img, int c, int h, int w, float lx,
-                     float ly, float *out) {
-    glimpse_rows(g, img, c, h, w, lx, ly, out, 0, g->patch, no_image, 0, 0);
+                     float ly, const float *stats, float *out) {
+    glimpse_rows(g, img, c, h, w, lx, ly, stats, out, 0, g->patch, no_image, 0, 0);
 }
 
 void ram_glimpse_one_ahead(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
-                           float lx, float ly, float *out, ram_image next, float nx, float ny) {
-    glimpse_rows(g, img, c, h, w, lx, ly, out, 0, g->patch, next, nx, ny);
+                           float lx, float ly, const float *stats, float *out, ram_image next,
+                           float nx, float ny) {
+    glimpse_rows(g, img, c, h, w, lx, ly, stats, out, 0, g->patch, next, nx, ny);
 }
 
 void ram_glimpse_rows(const struct ram_glimpse *g, ram_image img, int c, int h, int w, float lx,
-                      float ly, float *out, int p0, int p1) {
-    glimpse_rows(g, img, c, h, w, lx, ly, out, p0, p1, no_image, 0, 0);
+                      float ly, const float *stats, float *out, int p0, int p1) {
+    glimpse_rows(g, img, c, h, w, lx, ly, stats, out, p0, p1, no_image, 0, 0);
 }
 
 /* ram_glimpse_extract() and its byte twin: checks, then each image. */
@@ -459,7 +471,7 @@ static ram_status extract(const ram_glimpse *g, ram_images images, int n, int c,
     const size_t img_size = (size_t)c * h * w;
     for (int i = 0; i < n; i++)
         ram_glimpse_one(g, ram_images_at(images, i, img_size), c, h, w, locs[2 * i],
-                        locs[2 * i + 1], out + i * per);
+                        locs[2 * i + 1], NULL, out + i * per);
     return RAM_OK;
 }
 

@@ -126,10 +126,12 @@ static inline long ram_cell_sample(long first, long len, int m, int k) {
     return first + (2L * m + 1) * len / (2L * k);
 }
 
-/* ram_model_params.contrast: channel ch's mean (shift) and 1 / (4 spread)
- * (gain), read at a fixed grid of the image's pixels; a cell v then reads
- * |v - shift| x gain.  The same for every glimpse of an image. */
-RAM_HIDDEN void ram_contrast_stats(ram_image img, int ch, int h, int w, float *shift, float *gain);
+/* ram_model_params.contrast: each channel's mean (shift) and 1 / (4 spread)
+ * (gain), read at a fixed grid of the image's pixels, into stats[2 ch] and
+ * stats[2 ch + 1]; a cell v then reads |v - shift| x gain.  The same for
+ * every glimpse of an image: a forward pass works them out once an image
+ * and hands them to the sensor. */
+RAM_HIDDEN void ram_contrast_stats(ram_image img, int c, int h, int w, float *stats);
 
 /* Image i of a batch of images of `pixels` pixels each. */
 static inline ram_image ram_images_at(ram_images b, size_t i, size_t pixels) {
@@ -146,19 +148,22 @@ static inline ram_images ram_images_from(ram_images b, size_t i0, size_t pixels)
 /* Whether no image is given (a NULL array, or a NULL among n pointers). */
 RAM_HIDDEN bool ram_images_missing(ram_images b, int n);
 
-/* One image (c x h x w) at one location (already in the image's [-1, 1] frame). */
+/* One image (c x h x w) at one location (already in the image's [-1, 1]
+ * frame).  stats: the image's ram_contrast_stats() for a sensor of contrast
+ * cells, or NULL (the sensor then works them out itself). */
 RAM_HIDDEN void ram_glimpse_one(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
-                                float lx, float ly, float *out);
+                                float lx, float ly, const float *stats, float *out);
 /* ram_glimpse_one(), asking for the cache lines of the image `next`'s
  * glimpse at (nx, ny) (next.px NULL: none) while this one is summed: the
  * batched forward pass's way through a batch of large images. */
 RAM_HIDDEN void ram_glimpse_one_ahead(const struct ram_glimpse *g, ram_image img, int c, int h,
-                                      int w, float lx, float ly, float *out, ram_image next,
-                                      float nx, float ny);
+                                      int w, float lx, float ly, const float *stats, float *out,
+                                      ram_image next, float nx, float ny);
 /* Only rows [p0, p1) of every patch (every scale and channel) of that glimpse:
  * how threads share one image's glimpse. */
 RAM_HIDDEN void ram_glimpse_rows(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
-                                 float lx, float ly, float *out, int p0, int p1);
+                                 float lx, float ly, const float *stats, float *out, int p0,
+                                 int p1);
 /* A hint: fetch the cache lines of rows [p0, p1) of the widest square's
  * cells, so that a large image's misses overlap (glimpse.c says more). */
 RAM_HIDDEN void ram_glimpse_prefetch(const struct ram_glimpse *g, ram_image img, int c, int h,
@@ -447,7 +452,10 @@ typedef struct ram_ws {
      * with one layer. */
     float *h2, *c2, *gates2, *du, *du2, *dcu, *dcu2, *dgates2;
     float *ctx_in; /* n x ctx_in: the context network's pooled images, or NULL */
-    float *grad;   /* n_params */
+    /* n x channels x 2: each image's (shift, gain) of every channel for
+     * contrast cells (ram_contrast_stats()), or NULL without them. */
+    float *contrast;
+    float *grad; /* n_params */
 } ram_ws;
 
 /* The core layer the location network and the baseline read (T+1 x n x
@@ -460,8 +468,8 @@ static inline float *ram_top_state(const struct ram_model *m, const ram_ws *ws) 
 
 /* One image (c x h x w) average-pooled to c x s x s (ram_model_params.context
  * says how). */
-RAM_HIDDEN void ram_context_pool(ram_images img, int c, int h, int w, int s, int k, bool contrast,
-                                 float *out);
+RAM_HIDDEN void ram_context_pool(ram_images img, int c, int h, int w, int s, int k,
+                                 const float *stats, float *out);
 
 /* ---- thread team (team.c) ---- */
 

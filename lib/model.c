@@ -324,13 +324,13 @@ size_t ram_model_param_count(const ram_model *m) {
 /* ---- workspaces ---- */
 
 void ram_ws_release(ram_ws *ws) {
-    float **bufs[] = {
-        &ws->rho,     &ws->loc, &ws->mupre, &ws->mu,       &ws->hgl,      &ws->g,
-        &ws->gates,   &ws->h,   &ws->c,     &ws->probs,    &ws->aux,      &ws->dh,
-        &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates,   &ws->dg,       &ws->dhgl,
-        &ws->dlogits, &ws->dmu, &ws->grad,  &ws->gather_x, &ws->gather_y, &ws->drho,
-        &ws->dloc,    &ws->gm,  &ws->dgm,   &ws->h2,       &ws->c2,       &ws->gates2,
-        &ws->du,      &ws->du2, &ws->dcu,   &ws->dcu2,     &ws->dgates2,  &ws->ctx_in};
+    float **bufs[] = {&ws->rho,     &ws->loc, &ws->mupre, &ws->mu,       &ws->hgl,      &ws->g,
+                      &ws->gates,   &ws->h,   &ws->c,     &ws->probs,    &ws->aux,      &ws->dh,
+                      &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates,   &ws->dg,       &ws->dhgl,
+                      &ws->dlogits, &ws->dmu, &ws->grad,  &ws->gather_x, &ws->gather_y, &ws->drho,
+                      &ws->dloc,    &ws->gm,  &ws->dgm,   &ws->h2,       &ws->c2,       &ws->gates2,
+                      &ws->du,      &ws->du2, &ws->dcu,   &ws->dcu2,     &ws->dgates2,  &ws->ctx_in,
+                      &ws->contrast};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
@@ -395,6 +395,8 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->dgates2, train && lstm2 ? n * m->gates2 : 0},
         /* the context network's pooled images */
         {&ws->ctx_in, n * m->ctx_in},
+        /* contrast cells: each image's statistics, read once a pass */
+        {&ws->contrast, m->p.contrast ? n * 2 * (size_t)m->p.channels : 0},
     };
     for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
         if (!need[i].count) continue;

@@ -25,7 +25,7 @@ START_TEST(context_pooling) {
     float img[24], out[4];
     for (int i = 0; i < 24; i++)
         img[i] = (float)i;
-    ram_context_pool(ram_images_f32(img), 1, 4, 6, 2, 0, false, out);
+    ram_context_pool(ram_images_f32(img), 1, 4, 6, 2, 0, NULL, out);
     const float want[4] = {(0 + 1 + 2 + 6 + 7 + 8) / 6.0f, (3 + 4 + 5 + 9 + 10 + 11) / 6.0f,
                            (12 + 13 + 14 + 18 + 19 + 20) / 6.0f,
                            (15 + 16 + 17 + 21 + 22 + 23) / 6.0f};
@@ -34,7 +34,7 @@ START_TEST(context_pooling) {
     /* 2 x 2, two channels, to 4 x 4: each pixel repeated over 2 x 2 cells */
     const float small[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     float up[32];
-    ram_context_pool(ram_images_f32(small), 2, 2, 2, 4, 0, false, up);
+    ram_context_pool(ram_images_f32(small), 2, 2, 2, 4, 0, NULL, up);
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++)
@@ -53,8 +53,8 @@ START_TEST(context_pooling_sampled) {
         bytes[i] = (uint8_t)(urand() * 256.0f);
         img[i] = (float)bytes[i] / 255.0f;
     }
-    ram_context_pool(ram_images_f32(img), 2, H, W, S, K, false, out);
-    ram_context_pool((ram_images){.u8 = bytes}, 2, H, W, S, K, false, outb);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, K, NULL, out);
+    ram_context_pool((ram_images){.u8 = bytes}, 2, H, W, S, K, NULL, outb);
     ck_assert_mem_eq(out, outb, sizeof out);
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < S; i++)
@@ -70,8 +70,8 @@ START_TEST(context_pooling_sampled) {
             }
     /* Cells no larger than k: every pixel, as without sampling. */
     float all[2 * S * S];
-    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, false, all);
-    ram_context_pool(ram_images_f32(img), 2, H, W, S, 6, false, out);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, NULL, all);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 6, NULL, out);
     ck_assert_mem_eq(out, all, sizeof out);
 }
 END_TEST
@@ -87,9 +87,13 @@ START_TEST(context_pooling_contrast) {
         bytes[i] = (uint8_t)(urand() * 256.0f);
         img[i] = (float)bytes[i] / 255.0f;
     }
-    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, false, plain);
-    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, true, out);
-    ram_context_pool((ram_images){.u8 = bytes}, 2, H, W, S, 0, true, outb);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, NULL, plain);
+    float st[4], stb[4];
+    ram_contrast_stats(ram_image_f32(img), 2, H, W, st);
+    ram_contrast_stats((ram_image){bytes, true}, 2, H, W, stb);
+    ck_assert_mem_eq(st, stb, sizeof st);
+    ram_context_pool(ram_images_f32(img), 2, H, W, S, 0, st, out);
+    ram_context_pool((ram_images){.u8 = bytes}, 2, H, W, S, 0, stb, outb);
     ck_assert_mem_eq(out, outb, sizeof out);
     for (int c = 0; c < 2; c++) {
         double sum = 0, sq = 0;

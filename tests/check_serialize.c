@@ -613,6 +613,19 @@ START_TEST(test_contrast_roundtrip) {
     ck_assert_int_eq(ram_model_classify(back, sl, img, 3, NULL, pl, NULL), RAM_OK);
     ck_assert_mem_eq(pa, pl, sizeof pa);
     ck_assert(memcmp(pa, pp, sizeof pa) != 0);
+    /* Two threads, sharing each image's glimpse rows (one image) or the
+     * images (three), read the statistics the pass worked out: the same
+     * bits as one thread. */
+    ram_state *st2;
+    float p2[3 * 4];
+    ck_assert_int_eq(ram_state_create_threads(con, 3, 2, &st2), RAM_OK);
+    for (int calls = 0; calls < 20; calls++) { /* both of the state's ways for small calls */
+        ck_assert_int_eq(ram_model_classify(con, st2, img, 3, NULL, p2, NULL), RAM_OK);
+        ck_assert_mem_eq(pa, p2, sizeof pa);
+        ck_assert_int_eq(ram_model_classify(con, st2, img, 1, NULL, p2, NULL), RAM_OK);
+        ck_assert_mem_eq(pa, p2, 4 * sizeof *pa);
+    }
+    ram_state_free(st2);
     ram_state_free(sa);
     ram_state_free(sp);
     ram_state_free(sl);

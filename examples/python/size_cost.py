@@ -3,7 +3,7 @@ architecture on 60 x 60 and on 1024 x 1024 colour images, timed on the same
 random images in memory (the median of 15 calls of 64 images each, the
 sizes interleaved).  By default 6 glimpses of an 8 x 8 retina at 3 scales,
 8 to 32 pixels; the options give another (a retina wider than the small
-image, a context network, cell_samples, 8-bit images).
+image, a context network, cell_samples, contrast cells, 8-bit images).
 
     python3 examples/python/size_cost.py [--reps 15] [--images 64]
     python3 examples/python/size_cost.py --patch 24 --depth 4 --scale 3 \\
@@ -29,6 +29,8 @@ def main():
     ap.add_argument("--context", type=int, default=0, help="the context network's side (0: none)")
     ap.add_argument("--cell-samples", type=int, default=0,
                     help="reads per cell side of the retina and the context (0: every pixel)")
+    ap.add_argument("--contrast", action="store_true",
+                    help="cells as contrast magnitudes (the image's statistics read per glimpse)")
     ap.add_argument("--bytes", action="store_true", help="8-bit images (uint8), not float32")
     args = ap.parse_args()
     rng = np.random.default_rng(1)
@@ -39,6 +41,8 @@ def main():
         arch["context"] = args.context
     if args.cell_samples:
         arch["cell_samples"] = args.cell_samples
+    if args.contrast:
+        arch["contrast"] = 1
     models = {s: libram.Model.create(height=s, width=s, **arch) for s in sides}
     if args.bytes:
         images = {s: rng.integers(0, 256, (args.images, 3, s, s), dtype=np.uint8) for s in sides}
