@@ -51,7 +51,8 @@ static struct {
     const char *only;  /* one configuration, or NULL for all */
     const char *model; /* --model: trained weights for inference, or NULL */
     const char *data;  /* --data: MNIST IDX directory for 28x28 images, or NULL */
-} opt = {5, 1, 0, 0, 2, 0.5, NULL, 0, NULL, NULL, NULL};
+    double stop;       /* --stop-threshold: the stopping rows' threshold */
+} opt = {5, 1, 0, 0, 2, 0.5, NULL, 0, NULL, NULL, NULL, 0.98};
 
 /* Text goes to stdout unless --json, where stdout carries one JSON document. */
 static void say(const char *fmt, ...) {
@@ -280,6 +281,7 @@ typedef struct infer_thread {
     long iters;
     size_t image; /* floats per image */
     int pool;     /* images at x */
+    float stop;   /* >= 0: ram_model_classify_stop at this threshold */
 } infer_thread;
 
 /* A batch of 1 takes the pool's images in turn: what a batch-1 call costs
@@ -289,7 +291,11 @@ static void *infer_thread_main(void *arg) {
     infer_thread *it = arg;
     for (long i = 0; i < it->iters; i++) {
         const float *x = it->batch == 1 ? it->x + (size_t)(i % it->pool) * it->image : it->x;
-        CHECK(ram_model_classify(it->m, it->st, x, it->batch, it->labels, NULL, NULL));
+        if (it->stop >= 0)
+            CHECK(ram_model_classify_stop(it->m, it->st, x, it->batch, it->stop, it->labels, NULL,
+                                          NULL));
+        else
+            CHECK(ram_model_classify(it->m, it->st, x, it->batch, it->labels, NULL, NULL));
     }
     return NULL;
 }
@@ -312,8 +318,8 @@ static void infer_work(void *arg, long iters) {
 }
 
 /* x holds `pool` >= batch images. */
-static stat3 bench_infer(const ram_model *m, const float *x, int pool, int batch, int threads,
-                         int state_per_thread, ram_precision precision) {
+static stat3 bench_infer_stop(const ram_model *m, const float *x, int pool, int batch, int threads,
+                              int state_per_thread, ram_precision precision, float stop) {
     const int callers = state_per_thread ? threads : 1;
     infer_job j = {.threads = callers};
     ram_model_params p;
@@ -329,7 +335,8 @@ static stat3 bench_infer(const ram_model *m, const float *x, int pool, int batch
                                  batch,
                                  0,
                                  (size_t)p.channels * p.height * p.width,
-                                 pool};
+                                 pool,
+                                 stop};
     }
     stat3 s = measure_rate(infer_work, &j, (double)batch * callers);
     for (int k = 0; k < callers; k++) {
@@ -337,6 +344,26 @@ static stat3 bench_infer(const ram_model *m, const float *x, int pool, int batch
         free(j.th[k].labels);
     }
     return s;
+}
+
+static stat3 bench_infer(const ram_model *m, const float *x, int pool, int batch, int threads,
+                         int state_per_thread, ram_precision precision) {
+    return bench_infer_stop(m, x, pool, batch, threads, state_per_thread, precision, -1.0f);
+}
+
+/* The glimpses the pool's images take on average when they stop at the
+ * threshold. */
+static double mean_glimpses(const ram_model *m, const float *x, int pool, float stop) {
+    ram_state *st;
+    int *steps = xmalloc(sizeof(int) * pool);
+    CHECK(ram_state_create(m, pool, &st));
+    CHECK(ram_model_classify_stop(m, st, x, pool, stop, NULL, NULL, steps));
+    long total = 0;
+    for (int i = 0; i < pool; i++)
+        total += steps[i];
+    ram_state_free(st);
+    free(steps);
+    return (double)total / pool;
 }
 
 /* ---- the PyTorch peer ------------------------------------------------------ */
@@ -464,8 +491,9 @@ static peer_result run_peer(const config *c, int threads) {
 
 typedef struct row {
     stat3 train32, train128, infer1, infer256;
-    stat3 infer1_half;     /* ram_state_set_precision(HALF) */
-    stat3 infer256_states; /* a 1-thread state per caller thread */
+    stat3 infer1_half;                /* ram_state_set_precision(HALF) */
+    stat3 infer256_states;            /* a 1-thread state per caller thread */
+    stat3 infer1_stop, infer256_stop; /* ram_model_classify_stop at opt.stop */
 } row;
 
 static void print_stat_json(const char *key, stat3 s, int last) {
@@ -552,6 +580,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
         lr[t - 1].infer1_half = bench_infer(m, x, POOL, 1, t, 0, RAM_PRECISION_HALF);
         lr[t - 1].infer256 = bench_infer(m, x, POOL, 256, t, 0, RAM_PRECISION_FLOAT);
         lr[t - 1].infer256_states = bench_infer(m, x, POOL, 256, t, 1, RAM_PRECISION_FLOAT);
+        lr[t - 1].infer1_stop =
+            bench_infer_stop(m, x, POOL, 1, t, 0, RAM_PRECISION_FLOAT, (float)opt.stop);
+        lr[t - 1].infer256_stop =
+            bench_infer_stop(m, x, POOL, 256, t, 0, RAM_PRECISION_FLOAT, (float)opt.stop);
         pr[t - 1] = run_peer(c, t);
     }
     double rss = peak_rss_mb();
@@ -577,6 +609,17 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
         opt.max_threads > 1 ? 1e6 / lr[1].infer1_half.median : 0.0, "");
     ROW("infer, batch 256", infer256, "samples/s");
     ROW("infer, b256, state/thread", infer256_states, "samples/s");
+    const double stop_glimpses = mean_glimpses(m, x, POOL, (float)opt.stop);
+    char stop_label[2][40];
+    snprintf(stop_label[0], sizeof stop_label[0], "infer, b1, stop at %g", opt.stop);
+    snprintf(stop_label[1], sizeof stop_label[1], "infer, b256, stop at %g", opt.stop);
+    ROW(stop_label[0], infer1_stop, "samples/s");
+    say("   %-26s %22.1f %22.1f %10s  us/image\n", "infer, b1 stop latency",
+        1e6 / lr[0].infer1_stop.median, opt.max_threads > 1 ? 1e6 / lr[1].infer1_stop.median : 0.0,
+        "");
+    ROW(stop_label[1], infer256_stop, "samples/s");
+    say("   %-26s %.2f of %d glimpses per image on average (ram_model_classify_stop)\n", "stopping",
+        stop_glimpses, p.glimpses);
     say("   %-26s %22.0f MB (the whole configuration, inputs included)\n", "peak RSS", rss);
 
     /* The limit: FLOPs at large-square sgemm speed with as many BLAS threads. */
@@ -625,9 +668,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     if (opt.json) {
         printf("%s{\"config\": \"%s\", \"what\": \"%s\", \"images\": \"%s\", "
                "\"inference_weights\": \"%s\", \"train_mflop\": %.4f, \"infer_mflop\": "
-               "%.4f, \"peak_rss_mb\": %.1f, \"threads\": [",
+               "%.4f, \"peak_rss_mb\": %.1f, \"stop_threshold\": %g, \"stop_mean_glimpses\": "
+               "%.4f, \"threads\": [",
                first ? "" : ", ", c->name, c->what, images, weights, f.train * 1e-6, f.infer * 1e-6,
-               rss);
+               rss, opt.stop, stop_glimpses);
         for (int t = 0; t < opt.max_threads; t++) {
             double lim = peak[t].median * 1e9 / f.train;
             printf("%s{\"threads\": %d, \"libram\": {", t ? ", " : "", t + 1);
@@ -637,6 +681,9 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             print_stat_json("infer_b1_half", lr[t].infer1_half, 0);
             print_stat_json("infer_b256", lr[t].infer256, 0);
             print_stat_json("infer_b256_state_per_thread", lr[t].infer256_states, 0);
+            print_stat_json("infer_b1_stop", lr[t].infer1_stop, 0);
+            print_stat_json("infer_b256_stop", lr[t].infer256_stop, 0);
+            printf("\"infer_b1_stop_us\": %.3f, ", 1e6 / lr[t].infer1_stop.median);
             printf("\"infer_b1_us\": %.3f, \"infer_b1_half_us\": %.3f}, \"train_limit\": %.1f, "
                    "\"fraction_of_limit_b128\": %.4f, \"fraction_of_fma_peak_b128\": %.4f, "
                    "\"fraction_of_fma_peak_infer_b1\": %.4f",
@@ -859,7 +906,7 @@ static void usage(FILE *to, int status) {
     fprintf(to, "usage: ram-bench [--reps N (5)] [--warmup N (1)] [--quick] [--json]\n"
                 "                 [--config mnist|translated60|cluttered100|image512]\n"
                 "                 [--threads 1|2] [--peer CMD | --no-peer] [--peer-as-is]\n"
-                "                 [--no-scaling] [--model FILE] [--data DIR]\n"
+                "                 [--no-scaling] [--model FILE] [--data DIR] [--stop-threshold P]\n"
                 "  --peer CMD   the PyTorch peer (default: python3 bench/torch_ram.py next to the\n"
                 "               source, if python3 can import torch)\n"
                 "  --peer-as-is run the peer once, in this environment, instead of trying each\n"
@@ -869,7 +916,12 @@ static void usage(FILE *to, int status) {
                 "               with that network (models/mnist-6glimpses.ram: mnist); random\n"
                 "               otherwise (training always starts from random weights)\n"
                 "  --data DIR   the first 256 MNIST test images (DIR/t10k-*-ubyte) for the\n"
-                "               28x28 configuration instead of uniform noise\n");
+                "               28x28 configuration instead of uniform noise\n"
+                "  --stop-threshold P  the stopping rows: each image stops at the first glimpse\n"
+                "               after which its top class has probability P or more\n"
+                "               (ram_model_classify_stop; default 0.98, the threshold\n"
+                "               bench/stop_curve.py chooses on validation for\n"
+                "               models/mnist-6glimpses.ram)\n");
     exit(status);
 }
 
@@ -903,7 +955,14 @@ int main(int argc, char **argv) {
             opt.model = argv[++i];
         else if (!strcmp(a, "--data") && more)
             opt.data = argv[++i];
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+        else if (!strcmp(a, "--stop-threshold") && more) {
+            char *end;
+            opt.stop = strtod(argv[++i], &end);
+            if (*end || !(opt.stop >= 0 && opt.stop <= 1)) {
+                fprintf(stderr, "ram-bench: --stop-threshold %s: a number in [0, 1]\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             usage(stdout, 0);
         else
             usage(stderr, 2);

@@ -28,6 +28,7 @@ typedef struct fwd_job {
     const ram_cols *cols;
     ram_ws *ws;
     ram_images images; /* floats or bytes */
+    const int *rows;   /* stopping: row i is image rows[i] of `images` (NULL: image i) */
     int n;
     ram_loc_mode mode;
     const float *src; /* eps (SAMPLE) or locations (FIXED), T x n x 2 */
@@ -252,6 +253,11 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
                          contrast_of(j, i), s->rho + (size_t)i * D, p0, p1);
 }
 
+/* The image of row i of the batch. */
+static size_t image_of(const fwd_job *j, int i) {
+    return j->rows ? (size_t)j->rows[i] : (size_t)i;
+}
+
 /* Images [i0, i1): their locations and glimpses. */
 static void look_apart(const fwd_job *j, const share *sh, const step *s) {
     const struct ram_model *m = j->m;
@@ -265,11 +271,12 @@ static void look_apart(const fwd_job *j, const share *sh, const step *s) {
         /* The next image's window is on its way while this one is summed
          * (a 512x512 image's window is not in cache). */
         const bool more = i + 1 < i1;
-        const ram_image next = more ? ram_images_at(j->images, i + 1, img_size) : (ram_image){0};
-        ram_glimpse_one_ahead(&m->sensor, ram_images_at(j->images, i, img_size), p->channels,
-                              p->height, p->width, l[2 * i] * m->range_x, l[2 * i + 1] * m->range_y,
-                              contrast_of(j, i), s->rho + (size_t)i * D, next,
-                              more ? l[2 * i + 2] * m->range_x : 0,
+        const ram_image next =
+            more ? ram_images_at(j->images, image_of(j, i + 1), img_size) : (ram_image){0};
+        ram_glimpse_one_ahead(&m->sensor, ram_images_at(j->images, image_of(j, i), img_size),
+                              p->channels, p->height, p->width, l[2 * i] * m->range_x,
+                              l[2 * i + 1] * m->range_y, contrast_of(j, i), s->rho + (size_t)i * D,
+                              next, more ? l[2 * i + 2] * m->range_x : 0,
                               more ? l[2 * i + 3] * m->range_y : 0);
     }
 }
@@ -426,7 +433,7 @@ void ram_model_forward_with(const struct ram_model *m, const float *w, const uin
                             const ram_cols *cols, ram_ws *ws, ram_images images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
-    fwd_job j = {m,           w,   w16, cols && cols->data ? cols : NULL, ws, images, n, mode,
+    fwd_job j = {m,           w,   w16, cols && cols->data ? cols : NULL, ws, images, NULL, n, mode,
                  eps_or_locs, std, team};
     ram_team_run(team, forward_part, &j);
 }
@@ -451,5 +458,81 @@ long ram_ws_bad_glimpse(const struct ram_model *m, const ram_ws *ws, int n, int 
             *step = (int)(i / ((size_t)n * D));
             return (long)(i / D % n);
         }
+    return -1;
+}
+
+/* Rows `keep[0..kept)` of a step's n rows of `width` floats at `a` (slot
+ * `slot` of an array laid out T x n x width) moved, in order, to the same
+ * slot laid out for `kept` rows.  Every destination lies at or before its
+ * source, and before every source still to be moved. */
+static void keep_rows(float *a, int slot, int n, int width, const int *keep, int kept) {
+    if (!a) return;
+    const size_t w = (size_t)width;
+    for (int r = 0; r < kept; r++)
+        memmove(a + ((size_t)slot * kept + r) * w, a + ((size_t)slot * n + keep[r]) * w,
+                sizeof(float) * w);
+}
+
+long ram_model_forward_stop(const struct ram_model *m, const float *w, const uint16_t *w16,
+                            const ram_cols *cols, ram_ws *ws, ram_images images, int n,
+                            float threshold, int *steps, int *bad_step) {
+    const ram_model_params *p = &m->p;
+    const int T = p->glimpses, H = p->core_hidden, K = p->classes, D = m->rho_size;
+    const bool two = p->core_layers == 2, lstm = p->core == RAM_CORE_LSTM,
+               lstm2 = two && p->upper_core == RAM_CORE_LSTM;
+    int *rows = ws->halt_rows, *keep = ws->halt_rows + n;
+    float *pr = ws->halt_probs;
+    fwd_job j = {m,    w, w16, cols && cols->data ? cols : NULL, ws, images, NULL, n, RAM_LOC_MEAN,
+                 NULL, 0, NULL};
+    share sh = share_of(&j, 0, 1);
+    memset(ws->h, 0, sizeof(float) * n * H);
+    if (lstm) memset(ws->c, 0, sizeof(float) * n * H);
+    if (two) memset(ws->h2, 0, sizeof(float) * n * H);
+    if (lstm2) memset(ws->c2, 0, sizeof(float) * n * H);
+    if (ws->contrast) contrast_stats(&j, &sh);
+    if (p->context) context_net(&j, &sh);
+    for (int i = 0; i < n; i++)
+        rows[i] = i;
+    j.rows = rows;
+    int live = n;
+    for (int t = 0; t < T && live > 0; t++) {
+        j.n = live;
+        sh = share_of(&j, 0, 1);
+        const step s = step_at(&j, t);
+        look_apart(&j, &sh, &s);
+        /* A NaN or Inf pixel poisons its cell (ram_ws_bad_glimpse()). */
+        for (size_t v = 0; v < (size_t)live * D; v++)
+            if (!isfinite(s.rho[v])) {
+                *bad_step = t;
+                return rows[v / D];
+            }
+        glimpse_net(&j, &sh, &s);
+        core_step(&j, &sh, &s, false);
+        if (two) core_step(&j, &sh, &s, true);
+        linear_rows(&j, s.hn, H, live, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, pr, K, false);
+        ram_softmax(pr, pr, live, K);
+        int kept = 0;
+        for (int r = 0; r < live; r++) {
+            const float *q = pr + (size_t)r * K;
+            if (t == T - 1 || q[ram_argmax(q, K)] >= threshold) {
+                memcpy(ws->probs + (size_t)rows[r] * K, q, sizeof(float) * K);
+                if (steps) steps[rows[r]] = t + 1;
+            } else {
+                keep[kept++] = r;
+            }
+        }
+        if (kept == live || t == T - 1) continue;
+        /* The finished images leave: the state the next step reads, h_t
+         * (and c_t, and the upper layer's), their statistics and their
+         * image numbers, gathered to the front. */
+        keep_rows(ws->h, t + 1, live, H, keep, kept);
+        keep_rows(lstm ? ws->c : NULL, t + 1, live, H, keep, kept);
+        keep_rows(two ? ws->h2 : NULL, t + 1, live, H, keep, kept);
+        keep_rows(lstm2 ? ws->c2 : NULL, t + 1, live, H, keep, kept);
+        keep_rows(ws->contrast, 0, live, 2 * p->channels, keep, kept);
+        for (int r = 0; r < kept; r++)
+            rows[r] = rows[keep[r]];
+        live = kept;
+    }
     return -1;
 }

@@ -455,6 +455,12 @@ typedef struct ram_ws {
     /* n x channels x 2: each image's (shift, gain) of every channel for
      * contrast cells (ram_contrast_stats()), or NULL without them. */
     float *contrast;
+    /* Stopping (ram_model_forward_stop()): the classifier's probabilities
+     * of the images still looking (n x classes), and which image each of
+     * their rows is (n ints, then n more for the rows kept).  NULL in a
+     * training workspace. */
+    float *halt_probs;
+    int *halt_rows;
     float *grad; /* n_params */
 } ram_ws;
 
@@ -513,6 +519,17 @@ RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w
                                        const uint16_t *w16, const ram_cols *cols, ram_ws *ws,
                                        ram_images images, int n, ram_loc_mode mode,
                                        const float *eps_or_locs, float std, ram_team *team);
+/* A forward pass of n images (nt = 1, mean locations, one object) in which
+ * each image stops at the first glimpse after which the classifier's top
+ * probability reaches `threshold`, or at the last: its probabilities go to
+ * ws->probs and its glimpse count to steps[i].  Finished images leave the
+ * work: the next glimpse is taken for the others only.  Returns the first
+ * image whose glimpse read a NaN or Inf pixel (its step in *bad_step), or
+ * -1.  ws is an inference workspace of at least n images. */
+RAM_HIDDEN long ram_model_forward_stop(const struct ram_model *m, const float *w,
+                                       const uint16_t *w16, const ram_cols *cols, ram_ws *ws,
+                                       ram_images images, int n, float threshold, int *steps,
+                                       int *bad_step);
 /* After a forward pass of n images in ws: the first image whose glimpses
  * read a NaN or Inf pixel, or -1; *step gets that glimpse's step (0-based).
  * Pixels are never scanned up front, which would make the cost grow with

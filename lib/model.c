@@ -324,19 +324,22 @@ size_t ram_model_param_count(const ram_model *m) {
 /* ---- workspaces ---- */
 
 void ram_ws_release(ram_ws *ws) {
-    float **bufs[] = {&ws->rho,     &ws->loc, &ws->mupre, &ws->mu,       &ws->hgl,      &ws->g,
-                      &ws->gates,   &ws->h,   &ws->c,     &ws->probs,    &ws->aux,      &ws->dh,
-                      &ws->dh2,     &ws->dc,  &ws->dc2,   &ws->dgates,   &ws->dg,       &ws->dhgl,
-                      &ws->dlogits, &ws->dmu, &ws->grad,  &ws->gather_x, &ws->gather_y, &ws->drho,
-                      &ws->dloc,    &ws->gm,  &ws->dgm,   &ws->h2,       &ws->c2,       &ws->gates2,
-                      &ws->du,      &ws->du2, &ws->dcu,   &ws->dcu2,     &ws->dgates2,  &ws->ctx_in,
-                      &ws->contrast};
+    float **bufs[] = {&ws->rho,    &ws->loc,      &ws->mupre,     &ws->mu,      &ws->hgl,
+                      &ws->g,      &ws->gates,    &ws->h,         &ws->c,       &ws->probs,
+                      &ws->aux,    &ws->dh,       &ws->dh2,       &ws->dc,      &ws->dc2,
+                      &ws->dgates, &ws->dg,       &ws->dhgl,      &ws->dlogits, &ws->dmu,
+                      &ws->grad,   &ws->gather_x, &ws->gather_y,  &ws->drho,    &ws->dloc,
+                      &ws->gm,     &ws->dgm,      &ws->h2,        &ws->c2,      &ws->gates2,
+                      &ws->du,     &ws->du2,      &ws->dcu,       &ws->dcu2,    &ws->dgates2,
+                      &ws->ctx_in, &ws->contrast, &ws->halt_probs};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
     }
     free(ws->gather_at);
     ws->gather_at = NULL;
+    free(ws->halt_rows);
+    ws->halt_rows = NULL;
 }
 
 ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train) {
@@ -397,6 +400,8 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->ctx_in, n * m->ctx_in},
         /* contrast cells: each image's statistics, read once a pass */
         {&ws->contrast, m->p.contrast ? n * 2 * (size_t)m->p.channels : 0},
+        /* stopping: inference only */
+        {&ws->halt_probs, train ? 0 : n * m->p.classes},
     };
     for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
         if (!need[i].count) continue;
@@ -406,7 +411,8 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
             return ram_fail(RAM_ERR_OUT_OF_MEMORY, "workspace for batch %d: out of memory", max_n);
         }
     }
-    if (gather && !(ws->gather_at = malloc(n * sizeof(int)))) {
+    if ((gather && !(ws->gather_at = malloc(n * sizeof(int)))) ||
+        (!train && !(ws->halt_rows = malloc(2 * n * sizeof(int))))) {
         ram_ws_release(ws);
         return ram_fail(RAM_ERR_OUT_OF_MEMORY, "workspace for batch %d: out of memory", max_n);
     }

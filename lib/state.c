@@ -327,3 +327,105 @@ ram_status ram_model_classify_u8(const ram_model *m, ram_state *st, const uint8_
                                  int *labels, float *probs, float *locs) {
     return ram_model_classify_ex_u8(m, st, images, n, RAM_LOCS_MEAN, NULL, labels, probs, locs);
 }
+
+/* ---- stopping when sure ---- */
+
+/* Each thread stops the images of its slice in its own workspace. */
+typedef struct stop_job {
+    const ram_model *m;
+    ram_state *st;
+    ram_images images;
+    int n;
+    float threshold;
+    int *steps;
+    long bad[RAM_STATE_MAX_THREADS]; /* each slice's first bad image, or -1 */
+    int bad_step[RAM_STATE_MAX_THREADS];
+} stop_job;
+
+static void stop_slice(void *arg, int k, int nt) {
+    stop_job *j = arg;
+    int i0, i1;
+    ram_split(j->n, k, nt, 1, &i0, &i1);
+    j->bad[k] = -1;
+    if (i1 <= i0) return;
+    const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
+    const long bad =
+        ram_model_forward_stop(j->m, state_weights(j->st, j->m), j->st->w16, &j->st->cols,
+                               &j->st->sub[k], ram_images_from(j->images, i0, img), i1 - i0,
+                               j->threshold, j->steps ? j->steps + i0 : NULL, &j->bad_step[k]);
+    j->bad[k] = bad < 0 ? -1 : i0 + bad;
+}
+
+/* Images [i0, i0 + n) of a stopping call, their results in ws->probs. */
+static void finish_stop(const ram_model *m, const ram_ws *ws, int i0, int n, int *labels,
+                        float *probs) {
+    const int K = m->p.classes;
+    for (int i = 0; i < n; i++) {
+        const float *pr = ws->probs + (size_t)i * K;
+        if (labels) labels[i0 + i] = ram_argmax(pr, K);
+        if (probs) memcpy(probs + ((size_t)i0 + i) * K, pr, sizeof(float) * K);
+    }
+}
+
+static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images images, int n,
+                                float threshold, int *labels, float *probs, int *steps) {
+    if (!m || !st || ram_images_missing(images, 1))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify_stop: NULL model, state or images");
+    if (n < 1 || n > st->max_batch)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "classify_stop: n = %d not in [1, %d] (state size)", n, st->max_batch);
+    if (!ram_model_same_arch(&st->arch, &m->p) || st->n_params != m->n_params)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "classify_stop: state made for another architecture");
+    if (!(threshold >= 0.0f && threshold <= 1.0f))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify_stop: threshold %g not in [0, 1]",
+                        (double)threshold);
+    if (m->p.objects != 1)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "classify_stop: a model of %d objects emits a label every %d glimpses; "
+                        "stopping is for one label",
+                        m->p.objects, m->p.emit_every);
+    if (st->precision == RAM_PRECISION_HALF) {
+        ram_status s = refresh_half(m, st);
+        if (s) return s;
+    }
+    ram_cols_refresh(&st->cols, m, st->w16);
+    if (n <= st->ws.max_n) {
+        int step = 0;
+        const long bad = ram_model_forward_stop(m, state_weights(st, m), st->w16, &st->cols,
+                                                &st->ws, images, n, threshold, steps, &step);
+        if (bad >= 0)
+            return ram_fail(RAM_ERR_NUMERIC,
+                            "classify_stop: glimpse %d of image %ld reads a NaN or Inf pixel",
+                            step + 1, bad);
+        finish_stop(m, &st->ws, 0, n, labels, probs);
+        return RAM_OK;
+    }
+    stop_job j = {
+        .m = m, .st = st, .images = images, .n = n, .threshold = threshold, .steps = steps};
+    ram_team_run(st->team, stop_slice, &j);
+    const int nt = ram_team_size(st->team);
+    for (int k = 0; k < nt; k++)
+        if (j.bad[k] >= 0)
+            return ram_fail(RAM_ERR_NUMERIC,
+                            "classify_stop: glimpse %d of image %ld reads a NaN or Inf pixel",
+                            j.bad_step[k] + 1, j.bad[k]);
+    for (int k = 0; k < nt; k++) {
+        int i0, i1;
+        ram_split(n, k, nt, 1, &i0, &i1);
+        if (i1 > i0) finish_stop(m, &st->sub[k], i0, i1 - i0, labels, probs);
+    }
+    return RAM_OK;
+}
+
+ram_status ram_model_classify_stop(const ram_model *m, ram_state *st, const float *images, int n,
+                                   float threshold, int *labels, float *probs, int *steps) {
+    return classify_stop(m, st, ram_images_f32(images), n, threshold, labels, probs, steps);
+}
+
+ram_status ram_model_classify_stop_u8(const ram_model *m, ram_state *st, const uint8_t *images,
+                                      int n, float threshold, int *labels, float *probs,
+                                      int *steps) {
+    const ram_images b = {NULL, images, NULL};
+    return classify_stop(m, st, b, n, threshold, labels, probs, steps);
+}

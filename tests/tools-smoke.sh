@@ -185,6 +185,19 @@ if [ -x "$bin/ram-glimpses" ]; then
     expect 2 "$bin/ram-glimpses" --model "$tmp/m.ram" --data "$tmp/data" --out "$tmp/g.png" --count 0
 fi
 expect 1 "$bin/ram-eval" --model "$tmp/nothing.ram" --data "$tmp/data"
+# --stop-threshold: the mean glimpses and where the images stopped (every
+# image after its first glimpse at 0); a threshold outside [0, 1] or with
+# sampled locations refused.
+"$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --stop-threshold 0 --json >"$tmp/st.json" ||
+    fail "ram-eval --stop-threshold 0"
+grep -q '"mean_glimpses": 1.0000, "stopped_at": \[[1-9][0-9]*, 0' "$tmp/st.json" ||
+    fail "--stop-threshold 0: $(cat "$tmp/st.json")"
+"$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --stop-threshold 0.6 >"$tmp/st.txt" ||
+    fail "ram-eval --stop-threshold 0.6"
+grep -q "^stopping:   at top probability 0.6" "$tmp/st.txt" || fail "--stop-threshold text: $(cat "$tmp/st.txt")"
+expect 2 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --stop-threshold 1.5
+expect 2 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --stop-threshold 0.9 --policy sampled
+grep -q "mean locations" "$tmp/rc.txt" || fail "--stop-threshold + sampled: $(cat "$tmp/rc.txt")"
 for tool in ram-train ram-eval ram-data; do
     expect 0 "$bin/$tool" --help
     expect 0 "$bin/$tool" --version

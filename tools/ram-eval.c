@@ -45,10 +45,11 @@ typedef struct options {
     testset_options set;
     int batch, threads, limit, json, no_clutter, sampled;
     int precision; /* ram_precision */
+    float stop;    /* --stop-threshold, or -1: every glimpse */
 } options;
 
 static int parse(int argc, char **argv, options *o) {
-    *o = (options){.batch = 100, .threads = 1};
+    *o = (options){.batch = 100, .threads = 1, .stop = -1.0f};
     tool_opt t[TESTSET_OPTIONS + 8];
     size_t n = testset_table(&o->set, t);
     const tool_opt more[] = {
@@ -67,6 +68,10 @@ static int parse(int argc, char **argv, options *o) {
         {"--limit", OPT_INT, &o->limit, 1, 2147483647.0, .meta = "N", .def = "all",
          .help = "evaluate only the first N images"},
         {"--json", OPT_FLAG, &o->json, .help = "print one JSON object and nothing else"},
+        {"--stop-threshold", OPT_FLOAT, &o->stop, 0, 1, .meta = "P", .def = "off",
+         .help = "stop each image at the first glimpse after which the classifier's top "
+                 "probability is at least P (ram_model_classify_stop; mean locations); reports "
+                 "the mean glimpses and how many images stopped at each"},
     };
     memcpy(t + n, more, sizeof more);
     n += sizeof more / sizeof *more;
@@ -79,6 +84,11 @@ static int parse(int argc, char **argv, options *o) {
                                     testset_policy_name(o->set.source));
         o->set.source = RAM_LOCS_SAMPLED;
     }
+    if (o->stop >= 0 && o->set.source != RAM_LOCS_MEAN)
+        return opts_usage_error(&tool,
+                                "--stop-threshold takes the policy's mean locations, not "
+                                "--policy %s",
+                                testset_policy_name(o->set.source));
     if (o->no_clutter && dataset_pieces((dataset_kind)o->set.dataset) == 0)
         return opts_usage_error(&tool, "--no-clutter needs --dataset cluttered60 or cluttered100");
     return testset_check(&tool, &o->set);
@@ -97,6 +107,8 @@ typedef struct job {
     int objects;        /* the model's labels per image: 1, or 2 digits (mapped into pred) */
     int *digits;        /* objects > 1: n x objects predicted digits */
     uint64_t *on_digit; /* placed sets: per image, bit g set if glimpse g hit the digit */
+    float stop;         /* --stop-threshold, or -1 */
+    int *steps;         /* with stop: the glimpses each image took */
     int n, batch, pixels, side, glimpses, patch;
     dataset_kind dataset;
     int no_clutter;     /* place the digits as the set does, on an empty canvas */
@@ -191,6 +203,13 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
             j->pred[first + i] = j->dataset == DATASET_SUM100
                                      ? d[2 * i] + d[2 * i + 1]
                                      : dataset_pair_class(d[2 * i], d[2 * i + 1]);
+    } else if (j->stop >= 0) {
+        ram_status s = bytes ? ram_model_classify_stop_u8(j->model, st, bytes, count, j->stop,
+                                                          j->pred + first, NULL, j->steps + first)
+                             : ram_model_classify_stop(j->model, st, img, count, j->stop,
+                                                       j->pred + first, NULL, j->steps + first);
+        if (s != RAM_OK) return job_fail(j, s, "ram_model_classify_stop");
+        return RAM_OK; /* (no locations: which glimpses found the digit is not reported) */
     } else {
         ram_status s = bytes ? testset_classify_u8(j->model, st, j->source, pol, bytes, count,
                                                    j->pred + first, NULL, locs)
@@ -251,6 +270,8 @@ done:
 typedef struct result {
     long errors, found, found_wrong, on_total, by_glimpse[64];
     long digits_wrong;    /* pairs100: digits of the true pairs the predictions miss */
+    long stopped_at[64];  /* --stop-threshold: images that took 1, 2, ... glimpses */
+    double mean_glimpses; /* --stop-threshold: their mean */
     int objects_reported; /* the digit error is reported (pairs100, or two objects) */
     int classes;          /* the set's classes: the model's, or a two-digit set's */
     long *confusion;      /* classes x classes */
@@ -260,7 +281,7 @@ typedef struct result {
 /* Classify the set with `threads` workers (none for one); fills pred and
  * on_digit.  0, or -1 with the reason on stderr. */
 static int classify_all(const options *o, const testset *s, int n, int *pred, int *digits,
-                        uint64_t *on_digit, double *seconds) {
+                        uint64_t *on_digit, int *steps, double *seconds) {
     int nbatches = (n + o->batch - 1) / o->batch;
     int nthreads = o->threads < nbatches ? o->threads : nbatches;
     job *jobs = calloc((size_t)nthreads, sizeof *jobs);
@@ -280,6 +301,8 @@ static int classify_all(const options *o, const testset *s, int n, int *pred, in
                   .objects = s->mp.objects,
                   .digits = digits,
                   .on_digit = on_digit,
+                  .stop = o->stop,
+                  .steps = steps,
                   .n = n,
                   .batch = o->batch,
                   .pixels = s->c * s->h * s->w,
@@ -347,8 +370,16 @@ static int digits_missed(const testset *s, int dataset, int k, const int *d) {
 }
 
 static void summarise(const options *o, const testset *s, int n, const int *pred, const int *digits,
-                      const uint64_t *on_digit, result *r) {
+                      const uint64_t *on_digit, const int *steps, result *r) {
     const int classes = r->classes;
+    if (steps) {
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            r->stopped_at[steps[i] - 1]++;
+            total += steps[i];
+        }
+        r->mean_glimpses = (double)total / n;
+    }
     for (int i = 0; i < n; i++) {
         r->errors += pred[i] != s->labels[i];
         if (pred[i] >= 0 && pred[i] < classes)
@@ -361,7 +392,7 @@ static void summarise(const options *o, const testset *s, int n, const int *pred
     else
         for (int i = 0; o->set.dataset == DATASET_PAIRS100 && i < n; i++)
             r->digits_wrong += pair_digits_wrong(pred[i], s->labels[i]);
-    for (int i = 0; o->set.dataset != DATASET_MNIST && i < n; i++) {
+    for (int i = 0; !steps && o->set.dataset != DATASET_MNIST && i < n; i++) {
         r->found += on_digit[i] != 0;
         r->found_wrong += on_digit[i] != 0 && pred[i] != s->labels[i];
         for (int g = 0; g < s->mp.glimpses; g++) {
@@ -389,7 +420,13 @@ static void print_json(const options *o, const testset *s, int n, const result *
     if (mp->cell_samples) printf(", \"cell_samples\": %d", mp->cell_samples);
     if (mp->contrast) printf(", \"contrast\": true");
     if (o->no_clutter) printf(", \"no_clutter\": true");
-    if (o->set.dataset != DATASET_MNIST) {
+    if (o->stop >= 0) {
+        printf(", \"stop_threshold\": %.9g, \"mean_glimpses\": %.4f, \"stopped_at\": [",
+               (double)o->stop, r->mean_glimpses);
+        for (int g = 0; g < mp->glimpses; g++)
+            printf("%s%ld", g ? ", " : "", r->stopped_at[g]);
+        printf("]");
+    } else if (o->set.dataset != DATASET_MNIST) {
         printf(", \"found\": %.4f, \"found_wrong\": ", (double)r->found / n);
         if (r->errors) /* a share of no images is not a number */
             printf("%.4f", (double)r->found_wrong / r->errors);
@@ -451,7 +488,16 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
     if (r->objects_reported)
         printf("digit error: %.2f%% (%ld / %d digits wrong)\n", 100.0 * r->digits_wrong / (2.0 * n),
                r->digits_wrong, 2 * n);
-    if (o->set.dataset != DATASET_MNIST) print_on_digit(s, n, r);
+    if (o->stop >= 0) {
+        printf("stopping:   at top probability %g: %.2f of %d glimpses per image on average;\n"
+               "            images stopped after glimpse 1, 2, ...:",
+               (double)o->stop, r->mean_glimpses, mp->glimpses);
+        for (int g = 0; g < mp->glimpses; g++)
+            printf(" %ld", r->stopped_at[g]);
+        printf("\n");
+    } else if (o->set.dataset != DATASET_MNIST) {
+        print_on_digit(s, n, r);
+    }
     printf("\nconfusion matrix (rows: true label, columns: predicted)\n      ");
     for (int c = 0; c < r->classes; c++)
         printf("%6d", c);
@@ -496,11 +542,14 @@ static int evaluate(const options *o, const testset *s) {
     int *pred = malloc((size_t)n * sizeof *pred);
     int *digits = two ? malloc((size_t)n * 2 * sizeof *digits) : NULL;
     uint64_t *on_digit = calloc((size_t)n, sizeof *on_digit);
+    int *steps = o->stop >= 0 ? malloc((size_t)n * sizeof *steps) : NULL;
     r.confusion = calloc((size_t)r.classes * (size_t)r.classes, sizeof *r.confusion);
-    if (!pred || !on_digit || !r.confusion || (two && !digits)) {
+    if (!pred || !on_digit || !r.confusion || (two && !digits) || (o->stop >= 0 && !steps)) {
         fprintf(stderr, "ram-eval: out of memory\n");
-    } else if (!classify_all(o, s, n, pred, digits, on_digit, &r.seconds)) {
-        summarise(o, s, n, pred, digits, on_digit, &r);
+    } else if (two && o->stop >= 0) {
+        fprintf(stderr, "ram-eval: --stop-threshold is for models of one label per image\n");
+    } else if (!classify_all(o, s, n, pred, digits, on_digit, steps, &r.seconds)) {
+        summarise(o, s, n, pred, digits, on_digit, steps, &r);
         const int nbatches = (n + o->batch - 1) / o->batch;
         if (o->json)
             print_json(o, s, n, &r);
@@ -512,6 +561,7 @@ static int evaluate(const options *o, const testset *s) {
             rc = TOOL_OK;
     }
     free(r.confusion);
+    free(steps);
     free(on_digit);
     free(digits);
     free(pred);

@@ -449,6 +449,28 @@ RAM_API ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, cons
                                          int n, ram_loc_source source, ram_policy *pol, int *labels,
                                          float *probs, float *locs);
 
+/**
+ * Stopping when sure: each of n images takes glimpses until the classifier,
+ * applied to the core's state after each glimpse, gives its top class a
+ * probability of at least `threshold`, or until the model's last glimpse;
+ * its label and probabilities are those of the glimpse it stopped at.
+ * Locations are the policy's means.  In a batch the finished images leave
+ * the work, so that a batch of easy images costs less than T glimpses each.
+ * threshold: in [0, 1] (1: hardly ever early; 0: every image stops after
+ * its first glimpse).  labels, probs: as ram_model_classify() (NULL for
+ * none); steps: out, n ints, the glimpses each image took (1 to glimpses),
+ * or NULL.  The classifier is trained on the last glimpse's state only
+ * (unless the model was trained otherwise), so how early an image may stop
+ * without a loss of accuracy is a property of the model: choose the
+ * threshold on validation images (ram-eval --stop-threshold reports the
+ * error and the mean glimpses).  Errors: as ram_model_classify(), and
+ * INVALID_ARGUMENT for a threshold outside [0, 1] or a model of several
+ * objects.  Thread-safe on a shared model with one state per thread.
+ */
+RAM_API ram_status ram_model_classify_stop(const ram_model *m, ram_state *st, const float *images,
+                                           int n, float threshold, int *labels, float *probs,
+                                           int *steps);
+
 /** Save the model (architecture + weights) to `path` in the format described
  *  in docs/file-format.md.  Written to `path`.tmp-XXXXXX then renamed, so
  *  `path` is always either the old file or the complete new one. */
@@ -1044,6 +1066,10 @@ RAM_API ram_status ram_model_classify_ex_u8(const ram_model *m, ram_state *st,
                                             const uint8_t *images, int n, ram_loc_source source,
                                             ram_policy *pol, int *labels, float *probs,
                                             float *locs);
+/** ram_model_classify_stop() on 8-bit images (each byte b the value b / 255). */
+RAM_API ram_status ram_model_classify_stop_u8(const ram_model *m, ram_state *st,
+                                              const uint8_t *images, int n, float threshold,
+                                              int *labels, float *probs, int *steps);
 /** ram_trainer_train_batch() on bytes. */
 RAM_API ram_status ram_trainer_train_batch_u8(ram_trainer *t, const uint8_t *images,
                                               const int *labels, int n, ram_train_stats *stats);

@@ -434,6 +434,9 @@ _POLICY_ENUMS = {"baseline": BASELINE_TYPES, "soft_training": SOFT_TRAINING, "re
 #: locs (n x glimpses x (x, y)); Model.classify_seq()'s: labels (n x
 #: objects), probs (n x objects x classes), locs (n x glimpses x (x, y)).
 Classification = collections.namedtuple("Classification", "labels probs locs")
+#: Model.classify_stop()'s result: labels (n,), probs (n x classes) and steps
+#: (n,), the glimpses each image took.
+StopClassification = collections.namedtuple("StopClassification", "labels probs steps")
 
 
 class Model(_Closeable):
@@ -784,6 +787,51 @@ class Model(_Closeable):
         if seq and _np is not None:
             labels = labels.reshape(count, objects)
         return Classification(labels, probs, locs)
+
+    def classify_stop(self, images, threshold, n=None):
+        """Stopping when sure (ram_model_classify_stop): each image takes
+        glimpses (at the policy's mean locations) until the classifier's top
+        probability reaches `threshold` (in [0, 1]) or the model's last
+        glimpse, and is labelled there; finished images leave the work.
+        images and n as for classify().  Returns StopClassification(labels,
+        probs, steps): with NumPy, arrays of shapes (n,), (n, classes) and
+        (n,), steps[i] the glimpses image i took.  Choose the threshold on
+        validation images: how early a model can stop is its own."""
+        fns = (_capi.ram_model_classify_stop, _capi.ram_model_classify_stop_u8)
+        if fns[0] is None:
+            raise _invalid("%s (%s) has no ram_model_classify_stop" % (library_path,
+                                                                       library_version))
+        c, h, w = self.image_shape
+        pixels = c * h * w
+        buf, ptr, size, u8 = _pixels(images, "images", bytes_ok=fns[1] is not None)
+        if n is None:
+            if size == 0 or size % pixels:
+                raise _invalid("%d floats are not a whole number of %d x %d x %d images"
+                               % (size, c, h, w))
+            n = size // pixels
+        n = _c_int(n, "n")
+        if n >= 1 and size != n * pixels:
+            raise _invalid("n = %d images of %d x %d x %d need %d floats, got %d"
+                           % (n, c, h, w, n * pixels, size))
+        chunk = _c_int(self.classify_chunk, "classify_chunk")
+        count = max(n, 1)
+        labels, steps = _new_ints(count), _new_ints(count)
+        probs = _new_floats((count, self.classes))
+        keep = [buf]
+        if ptr is None:
+            ptr = _placeholder(keep, ctypes.c_uint8 if u8 else ctypes.c_float)
+        out = (_pointer(labels, ctypes.c_int), _pointer(probs, ctypes.c_float),
+               _pointer(steps, ctypes.c_int))
+        with self._lock:
+            state = self._workspace(min(count, chunk))
+            for i in range(0, count, chunk):
+                k = min(chunk, n - i) if n >= 1 else n
+                args = [_advance(p, i * step)
+                        for p, step in zip((ptr,) + out, (pixels, 1, self.classes, 1))]
+                _check(fns[1 if u8 else 0](self._ptr, state, args[0], k, float(threshold),
+                                           *args[1:]))
+        del keep
+        return StopClassification(labels, probs, steps)
 
     def _sampling_policy(self, source, seed):
         # classify_ex takes its RNG from a policy; a fresh one per call makes

@@ -334,3 +334,8 @@ def defaults(cls):
         if not known(p, name):
             setattr(p, name, value)
     return p
+# Stopping when sure (libram 0.2): None where the library predates it.
+ram_model_classify_stop = _optional_fn("ram_model_classify_stop", _STATUS, VOIDP, VOIDP, FLOATP,
+                                       _INT, ctypes.c_float, INTP, FLOATP, INTP)
+ram_model_classify_stop_u8 = _optional_fn("ram_model_classify_stop_u8", _STATUS, VOIDP, VOIDP,
+                                          U8P, _INT, ctypes.c_float, INTP, FLOATP, INTP)
