@@ -39,6 +39,18 @@ grep -q "108 train / 12 validation images" "$tmp/train.txt" || fail "not a tenth
 grep -q '"class": "\(circle\|cross\|square\)"' "$tmp/one.json" || fail "no class name after --resume"
 grep -q '"top": \[{"label".*}, {.*}, {.*}\]' "$tmp/one.json" || fail "--top 3: $(cat "$tmp/one.json")"
 grep -q '"locations": \[\[' "$tmp/one.json" || fail "--locations: $(cat "$tmp/one.json")"
+# --stop-threshold 0: every image after one glimpse, its one location, the
+# glimpses as the last column; the label that of ram-eval stopping alike.
+"$bin/ram-classify" --model "$tmp/m.ram" --stop-threshold 0 --json --locations \
+    "$shapes/test/circle/001.png" >"$tmp/stop.json" || fail "ram-classify --stop-threshold"
+grep -q '"glimpses": 1, "locations": \[\[[^]]*\]\]}' "$tmp/stop.json" ||
+    fail "--stop-threshold 0: $(cat "$tmp/stop.json")"
+# At 0.9: each image after 1 to 3 glimpses, and one that took all 3 has the
+# class of the whole pass.
+"$bin/ram-classify" --model "$tmp/m.ram" --stop-threshold 0.9 "$shapes"/test/*/0*.png >"$tmp/stop.txt" ||
+    fail "ram-classify --stop-threshold 0.9"
+paste "$tmp/stop.txt" "$tmp/cls.txt" | awk -F'\t' '$4 < 1 || $4 > 3 || ($4 == 3 && $2 != $6) { bad = 1 }
+    END { exit bad }' || fail "--stop-threshold 0.9: $(paste "$tmp/stop.txt" "$tmp/cls.txt")"
 
 # --init on a folder: at learning rate 0 the model written is the model
 # itself, class names and fit rule included (the fit rule comes from it).

@@ -33,12 +33,17 @@ static const tool_info tool = {
     "fitted to the "
     "model's canvas by the rule stored in the model (ram-train --fit).  An IMAGE of - reads "
     "the files' names from standard input, one per line.  --glimpses OUT.png draws each image "
-    "as the model saw it with its glimpses and their path (the first 64 images).  A file that "
+    "as the model saw it with its glimpses and their path (the first 64 images).  With "
+    "--stop-threshold P each image stops at the first glimpse after which its top class has "
+    "probability P or more (ram_model_classify_stop), and the glimpses it took follow as the "
+    "last column (JSON: glimpses); --locations and --glimpses then give those glimpses.  A file "
+    "that "
     "cannot be read is named on stderr, the others are classified, and the exit status is 1."};
 
 typedef struct options {
     const char *model, *glimpses;
     int top, json, locations;
+    float stop; /* --stop-threshold, or -1 */
 } options;
 
 typedef struct classifier {
@@ -49,13 +54,14 @@ typedef struct classifier {
     float *canvas, *probs, *locs;
     int *order;  /* classes by probability */
     int *labels; /* objects > 1: the label sequence (probs: objects x classes) */
+    int steps;   /* --stop-threshold: the glimpses the image took */
 #ifndef RAM_TOOLS_NO_IMAGES
     path_figure figure; /* --glimpses */
 #endif
 } classifier;
 
 static int parse(int argc, char **argv, options *o, int *first_file) {
-    *o = (options){.top = 1};
+    *o = (options){.top = 1, .stop = -1.0f};
     tool_opt t[] = {
         {"--model", OPT_STRING, &o->model, .meta = "FILE", .flags = OPT_REQUIRED,
          .help = "model or checkpoint saved by libram (e.g. by ram-train)"},
@@ -66,6 +72,9 @@ static int parse(int argc, char **argv, options *o, int *first_file) {
         {"--glimpses", OPT_STRING, &o->glimpses, .meta = "OUT.png",
          .help = "draw the images with their glimpse paths, one panel each (the first 64), "
                  "as a PNG"},
+        {"--stop-threshold", OPT_FLOAT, &o->stop, 0, 1, .meta = "P", .def = "off",
+         .help = "stop each image at the first glimpse whose top class probability is at least "
+                 "P, and print the glimpses taken"},
     };
     const size_t n = sizeof t / sizeof *t;
     int r = opts_parse(&tool, t, n, opts_split_files(t, n, argc, argv, first_file), argv);
@@ -94,6 +103,12 @@ static int open_model(classifier *c) {
     c->labels = malloc(sizeof *c->labels * (size_t)c->mp.objects);
     c->locs = malloc(sizeof *c->locs * 2 * (size_t)c->mp.glimpses);
     c->order = malloc(sizeof *c->order * (size_t)c->mp.classes);
+    if (c->o->stop >= 0 && c->mp.objects > 1) {
+        fprintf(stderr,
+                "ram-classify: %s names %d objects per image: --stop-threshold is for one\n",
+                c->o->model, c->mp.objects);
+        return -1;
+    }
     if (c->o->top > 1 && c->mp.objects > 1) {
         fprintf(stderr, "ram-classify: %s names %d objects per image: --top is for one\n",
                 c->o->model, c->mp.objects);
@@ -139,11 +154,13 @@ static void print_text(const classifier *c, const char *path, int top) {
         for (int i = 0; i < top; i++)
             printf("\t%s\t%.4f", class_name(c, c->order[i], buf, sizeof buf),
                    (double)c->probs[c->order[i]]);
+    const int taken = c->o->stop >= 0 ? c->steps : c->mp.glimpses;
     if (c->o->locations) {
         putchar('\t');
-        for (int g = 0; g < c->mp.glimpses; g++)
+        for (int g = 0; g < taken; g++)
             printf("%s%.4f,%.4f", g ? " " : "", (double)c->locs[2 * g], (double)c->locs[2 * g + 1]);
     }
+    if (c->o->stop >= 0) printf("\t%d", c->steps);
     putchar('\n');
 }
 
@@ -181,9 +198,10 @@ static void print_json(const classifier *c, const char *path, int top) {
         }
         printf("]");
     }
+    if (c->o->stop >= 0) printf(", \"glimpses\": %d", c->steps);
     if (c->o->locations) {
         printf(", \"locations\": [");
-        for (int g = 0; g < c->mp.glimpses; g++)
+        for (int g = 0; g < (c->o->stop >= 0 ? c->steps : c->mp.glimpses); g++)
             printf("%s[%.6f, %.6f]", g ? ", " : "", (double)c->locs[2 * g],
                    (double)c->locs[2 * g + 1]);
         printf("]");
@@ -206,7 +224,14 @@ static int classify(classifier *c, const char *path) {
     if (s == RAM_OK && c->mp.objects > 1)
         s = ram_model_classify_seq(c->model, c->st, c->canvas, 1, RAM_LOCS_MEAN, NULL, c->labels,
                                    c->probs, c->locs);
-    else if (s == RAM_OK)
+    else if (s == RAM_OK && c->o->stop >= 0) {
+        s = ram_model_classify_stop(c->model, c->st, c->canvas, 1, c->o->stop, &label, c->probs,
+                                    &c->steps);
+        /* The stopped image's glimpses went where a whole pass's first ones
+         * go (mean locations): that pass gives them. */
+        if (s == RAM_OK && (c->o->locations || c->o->glimpses))
+            s = ram_model_classify(c->model, c->st, c->canvas, 1, NULL, NULL, c->locs);
+    } else if (s == RAM_OK)
         s = ram_model_classify(c->model, c->st, c->canvas, 1, &label, c->probs, c->locs);
     if (s != RAM_OK) {
         fprintf(stderr, "ram-classify: %s: %s (%s)\n", path, ram_last_error(),
@@ -228,10 +253,14 @@ static int classify(classifier *c, const char *path) {
         } else {
             snprintf(caption, sizeof caption, "%s %.2f",
                      class_name(c, c->order[0], buf, sizeof buf), (double)c->probs[c->order[0]]);
+            if (c->o->stop >= 0) {
+                const size_t at = strlen(caption);
+                snprintf(caption + at, sizeof caption - at, ", %d of %d", c->steps, c->mp.glimpses);
+            }
         }
         const char *slash = strrchr(path, '/');
-        if (path_figure_add(&c->figure, c->canvas, c->locs, caption, slash ? slash + 1 : path,
-                            tool.name))
+        if (path_figure_add(&c->figure, c->canvas, c->locs, c->o->stop >= 0 ? c->steps : 0, caption,
+                            slash ? slash + 1 : path, tool.name))
             return -1;
     }
 #endif

@@ -13,6 +13,7 @@ struct path_panel {
     int tw, th;        /* the thumbnail's size: the canvas at PANEL on its longer side */
     unsigned char *px; /* tw x th x 3 */
     float *locs;       /* glimpses x 2 */
+    int taken;         /* the glimpses drawn: all, or where the image stopped */
     char caption[64], file[96];
 };
 
@@ -85,8 +86,8 @@ static void fit_text(char *dst, size_t len, const char *s, int width, int size, 
         snprintf(dst, len, "%.*s..", (int)(most - 2), s);
 }
 
-int path_figure_add(path_figure *f, const float *canvas, const float *locs, const char *caption,
-                    const char *file, const char *prog) {
+int path_figure_add(path_figure *f, const float *canvas, const float *locs, int taken,
+                    const char *caption, const char *file, const char *prog) {
     if (f->n == PATH_FIGURE_MAX) {
         f->left_out++;
         return 0;
@@ -109,6 +110,7 @@ int path_figure_add(path_figure *f, const float *canvas, const float *locs, cons
     }
     thumbnail(f, canvas, p);
     memcpy(p->locs, locs, sizeof *p->locs * 2 * (size_t)f->glimpses);
+    p->taken = taken >= 1 && taken < f->glimpses ? taken : f->glimpses;
     fit_text(p->caption, sizeof p->caption, caption, CELL_W - 4, 2, 0);
     fit_text(p->file, sizeof p->file, file, CELL_W - 4, 1, 1);
     f->n++;
@@ -128,7 +130,7 @@ static void draw_panel(const path_figure *f, const path_panel *p, canvas *c, int
     const float s = (float)p->tw / (float)f->w;
     clip_to(c, x0, y0, x0 + CELL_W, y0 + PATH_FIGURE_PANEL + 2 * PAD);
     float cx[256], cy[256];
-    const int T = f->glimpses < 256 ? f->glimpses : 256;
+    const int T = p->taken < 256 ? p->taken : 256;
     for (int t = 0; t < T; t++) {
         cx[t] = ix + (p->locs[2 * t] + 1.0f) * 0.5f * (float)p->tw;
         cy[t] = iy + (p->locs[2 * t + 1] + 1.0f) * 0.5f * (float)p->th;
