@@ -179,6 +179,10 @@ class RAMClassifier(*_BASES):
     NLL) is kept; patience (None: off) stops after that many epochs without
     improvement.  data_format: "auto", "nhwc" or "nchw" for 4-D inputs
     (auto: NHWC when the last axis is 1, 3 or 4, else NCHW when axis 1 is).
+    stop_threshold: None (every glimpse) or P in [0, 1]: predict and
+    predict_proba stop each image at the first glimpse whose top class
+    probability is at least P (Model.classify_stop); fitting and its
+    validation always take every glimpse.
     verbose: progress per epoch (a tqdm bar when tqdm is importable, else a
     line per epoch on stdout).  seed: weights, policy sampling, data order
     and validation split; the same seed, data and threads give the same
@@ -195,7 +199,7 @@ class RAMClassifier(*_BASES):
                  nesterov=False, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=5.0,
                  weight_decay=0.0, average_decay=0.0, threads=1, batch_size=128, epochs=10,
                  validation_fraction=0.1, patience=None, data_format="auto", seed=1,
-                 verbose=0):
+                 verbose=0, stop_threshold=None):
         self.glimpses = glimpses
         self.patch = patch
         self.depth = depth
@@ -241,6 +245,7 @@ class RAMClassifier(*_BASES):
         self.data_format = data_format
         self.seed = seed
         self.verbose = verbose
+        self.stop_threshold = stop_threshold
 
     def _more_tags(self):
         return {"X_types": ["3darray"], "requires_y": True}
@@ -735,10 +740,18 @@ class RAMClassifier(*_BASES):
         return out
 
     def predict_proba(self, X):
-        """(n, classes) probabilities, columns in classes_ order."""
+        """(n, classes) probabilities, columns in classes_ order; with
+        stop_threshold, each image's at the glimpse it stopped at."""
         self._check_fitted()
         X, layout = self._layout(X, fitted=True)
-        return self._probs(X, layout)
+        if self.stop_threshold is None:
+            return self._probs(X, layout)
+        out = np.empty((X.shape[0], len(self.classes_)), dtype=np.float64)
+        for i in range(0, X.shape[0], _CONVERT_CHUNK):
+            images = self._floats(X, layout, slice(i, i + _CONVERT_CHUNK))
+            out[i:i + len(images)] = self.model_.classify_stop(images,
+                                                               self.stop_threshold).probs
+        return out
 
     def predict(self, X):
         """The most probable class of each image, from classes_."""

@@ -632,3 +632,20 @@ def test_fit_leaves_the_arguments_alone(data):
     clf.partial_fit(x, y)
     assert clf.get_params() == before
     assert clf.decay_steps is None and clf.lr_final == 1e-3  # the resolved values are private
+
+
+def test_stop_threshold_predicts_with_fewer_glimpses(fitted, data):
+    """stop_threshold: predict_proba is Model.classify_stop's, each image at
+    its own glimpse; at 0 every image after one glimpse, None every glimpse."""
+    from sklearn.base import clone
+    (x, y), (xt, yt) = data
+    early = clone(fitted).set_params(stop_threshold=0.0)
+    early.model_, early.classes_ = fitted.model_, fitted.classes_
+    early.data_format_, early.image_shape_ = fitted.data_format_, fitted.image_shape_
+    images = xt.astype(numpy.float32)
+    one = fitted.model_.classify_stop(images.reshape(len(xt), -1), 0.0)
+    assert (one.steps == 1).all()
+    assert numpy.allclose(early.predict_proba(xt), one.probs, atol=1e-6)
+    assert numpy.allclose(fitted.predict_proba(xt), fitted.model_.classify(
+        images.reshape(len(xt), -1)).probs, atol=1e-6)
+    assert fitted.get_params()["stop_threshold"] is None
