@@ -355,8 +355,10 @@ typedef struct ram_model_params {
      *  longer knows the image's colours or light from dark: what a set of
      *  objects in any colour on any background needs (a digit in a random
      *  colour on a random texture is learnt with it and not without), and a
-     *  loss where colour or polarity tells the classes apart.  Hard sensor
-     *  only (INVALID_ARGUMENT with the soft one).  (0) */
+     *  loss where colour or polarity tells the classes apart.  A NaN or
+     *  Inf pixel on the grid makes every cell of the image's glimpses NaN
+     *  (classify: NUMERIC).  Hard sensor only (INVALID_ARGUMENT with the
+     *  soft one).  (0) */
     int contrast;
 } ram_model_params;
 
