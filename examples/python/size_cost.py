@@ -8,6 +8,10 @@ image, a context network, cell_samples, contrast cells, 8-bit images).
     python3 examples/python/size_cost.py [--reps 15] [--images 64]
     python3 examples/python/size_cost.py --patch 24 --depth 4 --scale 3 \\
         --cell-samples 4 --context 16 --core lstm --bytes
+
+With --models A.ram B.ram, two saved models instead, each on random 8-bit
+images of its own shape (e.g. a 60 x 60 grey model against a 1024 x 1024
+colour one), interleaved likewise.
 """
 import argparse
 import time
@@ -30,10 +34,13 @@ def main():
     ap.add_argument("--cell-samples", type=int, default=0,
                     help="reads per cell side of the retina and the context (0: every pixel)")
     ap.add_argument("--contrast", action="store_true",
-                    help="cells as contrast magnitudes (the image's statistics read per glimpse)")
+                    help="cells as contrast magnitudes (the image's statistics read once an image)")
     ap.add_argument("--bytes", action="store_true", help="8-bit images (uint8), not float32")
+    ap.add_argument("--models", nargs=2, metavar="FILE", help="time two saved models instead")
     args = ap.parse_args()
     rng = np.random.default_rng(1)
+    if args.models:
+        return compare_models(args, rng)
     sides = (60, 1024)
     arch = dict(channels=3, patch=args.patch, depth=args.depth, scale=args.scale,
                 glimpses=args.glimpses, core=args.core, seed=7)
@@ -60,6 +67,25 @@ def main():
         print("%4d x %-4d x 3: %6.1f us per image (median of %d)"
               % (s, s, 1e6 * np.median(times[s]), args.reps))
     print("ratio 1024 / 60: %.2f" % (np.median(times[1024]) / np.median(times[60])))
+
+
+def compare_models(args, rng):
+    models = [libram.Model.load(path) for path in args.models]
+    images = [rng.integers(0, 256, (args.images,) + m.image_shape, dtype=np.uint8)
+              for m in models]
+    times = [[] for _ in models]
+    for m, x in zip(models, images):
+        m.classify(x)  # warm up
+    for _ in range(args.reps):
+        for k, (m, x) in enumerate(zip(models, images)):
+            t = time.perf_counter()
+            m.classify(x)
+            times[k].append((time.perf_counter() - t) / args.images)
+    for path, m, ts in zip(args.models, models, times):
+        c, h, w = m.image_shape
+        print("%s (%d x %d x %d): %6.1f us per image (median of %d)"
+              % (path, h, w, c, 1e6 * np.median(ts), args.reps))
+    print("ratio second / first: %.2f" % (np.median(times[1]) / np.median(times[0])))
 
 
 if __name__ == "__main__":

@@ -134,3 +134,9 @@ def test_size_cost_runs():
     r = run_example("size_cost.py", ["--reps", "1", "--images", "2"], False)
     assert r.returncode == 0, r.stderr
     assert "1024 x 1024 x 3" in r.stdout and "ratio 1024 / 60" in r.stdout
+    models = os.path.join(os.path.dirname(__file__), "..", "..", "models")
+    r = run_example("size_cost.py", ["--reps", "1", "--images", "2", "--models",
+                                     os.path.join(models, "mnist-6glimpses.ram"),
+                                     os.path.join(models, "translated60.ram")], False)
+    assert r.returncode == 0, r.stderr
+    assert "(60 x 60 x 1)" in r.stdout and "ratio second / first" in r.stdout
