@@ -5,9 +5,13 @@
  * Why the check: a DYNAMIC_ARCH OpenBLAS (Debian's) picks its kernels at load
  * time from the CPUs it recognises.  Version 0.3.21 does not recognise some
  * newer CPUs and falls back to its SSE3 "Prescott" kernels, 5-8x slower than
- * the AVX2/AVX-512 ones, with no message.  libram cannot switch the kernels
- * after load (OPENBLAS_CORETYPE is read once, when OpenBLAS starts), so it
- * says so through the log callback, once, with the remedy. */
+ * the AVX2/AVX-512 ones, with no message; and a machine may preset
+ * OPENBLAS_CORETYPE=Haswell, whose AVX2 kernels run sgemm at half the speed
+ * of the AVX-512 ones on a CPU that has them (106 against 197 GFLOP/s at
+ * 2048^3 on one Zen 5 core; training 13,000 against 21,800 samples/s).
+ * libram cannot switch the kernels after load (OPENBLAS_CORETYPE is read
+ * once, when OpenBLAS starts), so it says so through the log callback, once,
+ * with the remedy. */
 /* MAP_ANONYMOUS (glibc hides it under strict C11; BSD and macOS show it) */
 #define _DEFAULT_SOURCE
 #include "internal.h"
@@ -37,10 +41,15 @@ static const char *const pre_avx2_cores[] = {
     "coppermine",  "northwood", "banias",     "opteron",     "opteron_sse3", "barcelona", "bobcat",
     "sandybridge", "bulldozer", "piledriver", "steamroller", "excavator"};
 
-int ram_blas_core_is_slow(const char *core, int cpu_has_avx2) {
-    if (!core || !cpu_has_avx2) return 0;
+/* OpenBLAS core names whose kernels stop at AVX2. */
+static const char *const avx2_cores[] = {"haswell", "zen", "skylake"};
+
+int ram_blas_core_is_slow(const char *core, int cpu_avx) {
+    if (!core || cpu_avx < 1) return 0;
     for (size_t i = 0; i < sizeof pre_avx2_cores / sizeof *pre_avx2_cores; i++)
         if (!strcasecmp(core, pre_avx2_cores[i])) return 1;
+    for (size_t i = 0; cpu_avx >= 2 && i < sizeof avx2_cores / sizeof *avx2_cores; i++)
+        if (!strcasecmp(core, avx2_cores[i])) return 1;
     return 0;
 }
 
@@ -60,13 +69,15 @@ static void blas_inspect(void) {
                  core ? core : "?", threading);
     else
         snprintf(blas_info, sizeof blas_info, "a CBLAS other than OpenBLAS");
-    blas_slow = ram_blas_core_is_slow(core, ram_cpu_x86_avx() >= 1);
+    blas_slow = ram_blas_core_is_slow(core, ram_cpu_x86_avx());
     if (blas_slow)
         ram_log(RAM_LOG_WARN,
                 "OpenBLAS runs its %s kernels on a CPU with %s: libram's matrix products will "
-                "be several times slower.  Start the program with OPENBLAS_CORETYPE=%s "
-                "(docs/performance.md).",
-                core, ram_cpu_x86_avx() == 2 ? "AVX-512" : "AVX2", ram_blas_coretype());
+                "%s.  Start the program with OPENBLAS_CORETYPE=%s (docs/performance.md).",
+                core, ram_cpu_x86_avx() == 2 ? "AVX-512" : "AVX2",
+                ram_blas_core_is_slow(core, 1) ? "be several times slower"
+                                               : "run at about half their speed",
+                ram_blas_coretype());
 }
 
 void ram_blas_check_once(void) {

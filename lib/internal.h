@@ -36,9 +36,11 @@ RAM_HIDDEN void ram_blas_check_once(void);
 /* Before a thread's first sgemm: have OpenBLAS map the pages its Zen kernels
  * prefetch from (blas.c says why); once per thread, cheap afterwards. */
 RAM_HIDDEN void ram_blas_prepare_thread(void);
-/* 1 if OpenBLAS core `core` predates AVX2 while the CPU has AVX2 (testable
- * without such a CPU). */
-RAM_HIDDEN int ram_blas_core_is_slow(const char *core, int cpu_has_avx2);
+/* 1 if OpenBLAS core `core` runs kernels older than the CPU's vectors:
+ * predating AVX2 while cpu_avx >= 1 (the CPU has AVX2 and FMA), or stopping
+ * at AVX2 while cpu_avx == 2 (AVX-512); cpu_avx as ram_cpu_x86_avx().
+ * Testable without such a CPU. */
+RAM_HIDDEN int ram_blas_core_is_slow(const char *core, int cpu_avx);
 
 /* What every ram_X_params_init_sized() does: the first `size` bytes (at
  * most `full`) of `defaults` into the caller's p, struct_size (the first

@@ -137,6 +137,7 @@ static const float fixed_locs[N_FIXED * 2] = {
     -2.5f, -2.5f, 0.95f, -0.95f, 0.13f, 0.61f, -0.33f, -0.47f, 1.1f, 1.1f,  -0.05f, 0.05f};
 
 static float *test_locations(int n) {
+    ck_assert_int_ge(n, N_FIXED);
     float *locs = malloc(sizeof(float) * 2 * n);
     ck_assert_ptr_nonnull(locs);
     memcpy(locs, fixed_locs, sizeof fixed_locs);
@@ -415,8 +416,8 @@ START_TEST(test_contrast_invariance_and_bytes) {
     uint8_t *b = malloc(px);
     float *f = malloc(sizeof(float) * px), *inv = malloc(sizeof(float) * px);
     float *of = malloc(sizeof(float) * per), *ob = malloc(sizeof(float) * per),
-          *oi = malloc(sizeof(float) * per), *locs = test_locations(n);
-    ck_assert(b && f && inv && of && ob && oi);
+          *oi = malloc(sizeof(float) * per), *locs = malloc(sizeof(float) * 2 * n);
+    ck_assert(b && f && inv && of && ob && oi && locs);
     for (int i = 0; i < 2 * n; i++) /* 24-pixel squares within 16 pixels of the centre */
         locs[i] = lcg_uniform() - 0.5f;
     for (size_t i = 0; i < px; i++) {

@@ -276,10 +276,28 @@ START_TEST(test_nonzeros_transpose) {
 }
 END_TEST
 
+/* Which OpenBLAS kernels the BLAS check calls too old for the CPU: those
+ * before AVX2 on any AVX2 CPU, the AVX2 ones on an AVX-512 CPU, none on a
+ * CPU without AVX2 (cpu_avx as ram_cpu_x86_avx(): 0, 1 AVX2, 2 AVX-512). */
+START_TEST(test_blas_core_is_slow) {
+    ck_assert_int_eq(ram_blas_core_is_slow("Prescott", 1), 1);
+    ck_assert_int_eq(ram_blas_core_is_slow("Prescott", 2), 1);
+    ck_assert_int_eq(ram_blas_core_is_slow("Prescott", 0), 0);
+    ck_assert_int_eq(ram_blas_core_is_slow("Haswell", 1), 0);
+    ck_assert_int_eq(ram_blas_core_is_slow("Haswell", 2), 1);
+    ck_assert_int_eq(ram_blas_core_is_slow("Zen", 2), 1);
+    ck_assert_int_eq(ram_blas_core_is_slow("Zen", 1), 0);
+    ck_assert_int_eq(ram_blas_core_is_slow("SkylakeX", 2), 0);
+    ck_assert_int_eq(ram_blas_core_is_slow("Cooperlake", 2), 0);
+    ck_assert_int_eq(ram_blas_core_is_slow(NULL, 2), 0);
+}
+END_TEST
+
 static Suite *kernels_suite(void) {
     Suite *s = suite_create("kernels");
     TCase *tc = tcase_create("sets");
     tcase_add_test(tc, test_chosen_set);
+    tcase_add_test(tc, test_blas_core_is_slow);
     tcase_add_test(tc, test_rows);
     tcase_add_test(tc, test_rows_in2);
     tcase_add_test(tc, test_cols);

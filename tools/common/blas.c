@@ -35,10 +35,17 @@ void tool_blas_init(const char *tool, char **argv) {
     }
     const char *core = ram_blas_coretype();
     if (!core) return; /* slow kernels are only ever reported where a core fits */
-    fprintf(stderr,
-            "%s: OpenBLAS chose kernels older than this CPU (%s); running again with "
-            "OPENBLAS_CORETYPE=%s\n",
-            tool, ram_blas_info(NULL), core);
+    const char *preset = getenv("OPENBLAS_CORETYPE");
+    if (preset && *preset)
+        fprintf(stderr,
+                "%s: OPENBLAS_CORETYPE=%s in the environment gives kernels older than this CPU "
+                "(%s); running again with OPENBLAS_CORETYPE=%s (RAM_KEEP_BLAS=1 keeps yours)\n",
+                tool, preset, ram_blas_info(NULL), core);
+    else
+        fprintf(stderr,
+                "%s: OpenBLAS chose kernels older than this CPU (%s); running again with "
+                "OPENBLAS_CORETYPE=%s\n",
+                tool, ram_blas_info(NULL), core);
     setenv("OPENBLAS_CORETYPE", core, 1);
     setenv("RAM_BLAS_REEXECUTED", "1", 1);
     /* The binary's own path, not /proc/self/exe: the kernel names the
