@@ -218,6 +218,11 @@ static void contrast_stats(const fwd_job *j, const share *sh) {
                            p->width, j->ws->contrast + (size_t)i * 2 * p->channels);
 }
 
+/* The image of row i of the batch. */
+static size_t image_of(const fwd_job *j, int i) {
+    return j->rows ? (size_t)j->rows[i] : (size_t)i;
+}
+
 /* Fewer images than threads (batch 1): every thread works out the
  * locations (the same bits; thread 0 keeps them) and extracts its rows of
  * every patch, as one 512x512 RGB glimpse alone outweighs the layers. */
@@ -236,9 +241,9 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
          * workspace), two barriers fewer per glimpse. */
         float mine[SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
         float *r = k == 0 ? s->rho : mine, *hg = k == 0 ? s->hgl : mine + SMALL_RHO_FLOATS;
-        ram_glimpse_one(&m->sensor, ram_images_at(j->images, 0, img_size), p->channels, p->height,
-                        p->width, where[0] * m->range_x, where[1] * m->range_y, contrast_of(j, 0),
-                        r);
+        ram_glimpse_one(&m->sensor, ram_images_at(j->images, image_of(j, 0), img_size), p->channels,
+                        p->height, p->width, where[0] * m->range_x, where[1] * m->range_y,
+                        contrast_of(j, 0), r);
         linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
         linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
         ram_relu_forward(hg, 1, HG, HG);
@@ -248,14 +253,10 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
     int p0, p1;
     ram_split(m->sensor.patch, k, sh->nt, 1, &p0, &p1);
     for (int i = 0; p1 > p0 && i < n; i++)
-        ram_glimpse_rows(&m->sensor, ram_images_at(j->images, i, img_size), p->channels, p->height,
-                         p->width, where[2 * i] * m->range_x, where[2 * i + 1] * m->range_y,
-                         contrast_of(j, i), s->rho + (size_t)i * D, p0, p1);
-}
-
-/* The image of row i of the batch. */
-static size_t image_of(const fwd_job *j, int i) {
-    return j->rows ? (size_t)j->rows[i] : (size_t)i;
+        ram_glimpse_rows(&m->sensor, ram_images_at(j->images, image_of(j, i), img_size),
+                         p->channels, p->height, p->width, where[2 * i] * m->range_x,
+                         where[2 * i + 1] * m->range_y, contrast_of(j, i), s->rho + (size_t)i * D,
+                         p0, p1);
 }
 
 /* Images [i0, i1): their locations and glimpses. */
@@ -473,66 +474,119 @@ static void keep_rows(float *a, int slot, int n, int width, const int *keep, int
                 sizeof(float) * w);
 }
 
-long ram_model_forward_stop(const struct ram_model *m, const float *w, const uint16_t *w16,
-                            const ram_cols *cols, ram_ws *ws, ram_images images, int n,
-                            float threshold, int *steps, int *bad_step) {
+/* What the threads of one stopping pass share.  Thread 0 alone writes
+ * `live`, `bad` and job.n/job.rows, between barriers; the others read them
+ * after the next one. */
+typedef struct stop_job {
+    fwd_job j;
+    float threshold;
+    int *steps;
+    int live; /* images still glimpsing */
+    long bad; /* the first image whose glimpse read a NaN or Inf pixel, or -1 */
+    int bad_step;
+} stop_job;
+
+/* A stopping pass as thread k of nt: the forward pass's split of every
+ * layer (forward_part()), then after each glimpse thread 0 alone runs the
+ * classifier on the live images, retires the sure ones and gathers the rest
+ * to the front, while the others wait at the barrier. */
+static void stop_part(void *arg, int k, int nt) {
+    stop_job *sj = arg;
+    fwd_job *j = &sj->j;
+    const struct ram_model *m = j->m;
     const ram_model_params *p = &m->p;
+    ram_ws *ws = j->ws;
     const int T = p->glimpses, H = p->core_hidden, K = p->classes, D = m->rho_size;
     const bool two = p->core_layers == 2, lstm = p->core == RAM_CORE_LSTM,
                lstm2 = two && p->upper_core == RAM_CORE_LSTM;
-    int *rows = ws->halt_rows, *keep = ws->halt_rows + n;
+    /* rows: each live row's image; keep: scratch (j->n is still the whole
+     * call's count here) */
+    int *rows = ws->halt_rows, *keep = ws->halt_rows + j->n;
     float *pr = ws->halt_probs;
-    fwd_job j = {m,    w, w16, cols && cols->data ? cols : NULL, ws, images, NULL, n, RAM_LOC_MEAN,
-                 NULL, 0, NULL};
-    share sh = share_of(&j, 0, 1);
-    memset(ws->h, 0, sizeof(float) * n * H);
-    if (lstm) memset(ws->c, 0, sizeof(float) * n * H);
-    if (two) memset(ws->h2, 0, sizeof(float) * n * H);
-    if (lstm2) memset(ws->c2, 0, sizeof(float) * n * H);
-    if (ws->contrast) contrast_stats(&j, &sh);
-    if (p->context) context_net(&j, &sh);
-    for (int i = 0; i < n; i++)
-        rows[i] = i;
-    j.rows = rows;
-    int live = n;
-    for (int t = 0; t < T && live > 0; t++) {
-        j.n = live;
-        sh = share_of(&j, 0, 1);
-        const step s = step_at(&j, t);
-        look_apart(&j, &sh, &s);
-        /* A NaN or Inf pixel poisons its cell (ram_ws_bad_glimpse()). */
-        for (size_t v = 0; v < (size_t)live * D; v++)
-            if (!isfinite(s.rho[v])) {
-                *bad_step = t;
-                return rows[v / D];
+    share sh = share_of(j, k, nt);
+    const int ni = sh.i1 - sh.i0;
+    memset(ws->h + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (lstm) memset(ws->c + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (two) memset(ws->h2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (lstm2) memset(ws->c2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
+    if (ws->contrast) contrast_stats(j, &sh);
+    if (p->context) {
+        ram_team_barrier(j->team);
+        context_net(j, &sh);
+    }
+    ram_team_barrier(j->team); /* below, every thread may read every h_0 */
+    for (int t = 0; t < T && sj->live > 0 && sj->bad < 0; t++) {
+        const int live = sj->live;
+        sh = share_of(j, k, nt);
+        const step s = step_at(j, t);
+        if (live < nt && live <= RAM_GEMV_MAX_ROWS)
+            look_together(j, &sh, &s);
+        else if (sh.i1 > sh.i0)
+            look_apart(j, &sh, &s);
+        if (!sh.whole_first) {
+            ram_team_barrier(j->team);
+            glimpse_net(j, &sh, &s);
+        }
+        ram_team_barrier(j->team);
+        core_step(j, &sh, &s, false);
+        ram_team_barrier(j->team);
+        if (two) {
+            core_step(j, &sh, &s, true);
+            ram_team_barrier(j->team);
+        }
+        if (k == 0) {
+            /* A NaN or Inf pixel poisons its cell (ram_ws_bad_glimpse()):
+             * thread 0's glimpses are whole by now. */
+            for (size_t v = 0; v < (size_t)live * D; v++)
+                if (!isfinite(s.rho[v])) {
+                    sj->bad_step = t;
+                    sj->bad = rows[v / D];
+                    break;
+                }
+            linear_rows(j, s.hn, H, live, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, pr, K, false);
+            ram_softmax(pr, pr, live, K);
+            int kept = 0;
+            for (int r = 0; r < live; r++) {
+                const float *q = pr + (size_t)r * K;
+                if (t == T - 1 || q[ram_argmax(q, K)] >= sj->threshold) {
+                    memcpy(ws->probs + (size_t)rows[r] * K, q, sizeof(float) * K);
+                    if (sj->steps) sj->steps[rows[r]] = t + 1;
+                } else {
+                    keep[kept++] = r;
+                }
             }
-        glimpse_net(&j, &sh, &s);
-        core_step(&j, &sh, &s, false);
-        if (two) core_step(&j, &sh, &s, true);
-        linear_rows(&j, s.hn, H, live, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, pr, K, false);
-        ram_softmax(pr, pr, live, K);
-        int kept = 0;
-        for (int r = 0; r < live; r++) {
-            const float *q = pr + (size_t)r * K;
-            if (t == T - 1 || q[ram_argmax(q, K)] >= threshold) {
-                memcpy(ws->probs + (size_t)rows[r] * K, q, sizeof(float) * K);
-                if (steps) steps[rows[r]] = t + 1;
-            } else {
-                keep[kept++] = r;
+            if (kept < live && t < T - 1) {
+                /* The finished images leave: the state the next step
+                 * reads, h_t (and c_t, and the upper layer's), their
+                 * statistics and their image numbers, gathered to the
+                 * front. */
+                keep_rows(ws->h, t + 1, live, H, keep, kept);
+                keep_rows(lstm ? ws->c : NULL, t + 1, live, H, keep, kept);
+                keep_rows(two ? ws->h2 : NULL, t + 1, live, H, keep, kept);
+                keep_rows(lstm2 ? ws->c2 : NULL, t + 1, live, H, keep, kept);
+                keep_rows(ws->contrast, 0, live, 2 * p->channels, keep, kept);
+                for (int r = 0; r < kept; r++)
+                    rows[r] = rows[keep[r]];
+                sj->live = kept;
+                j->n = kept;
             }
         }
-        if (kept == live || t == T - 1) continue;
-        /* The finished images leave: the state the next step reads, h_t
-         * (and c_t, and the upper layer's), their statistics and their
-         * image numbers, gathered to the front. */
-        keep_rows(ws->h, t + 1, live, H, keep, kept);
-        keep_rows(lstm ? ws->c : NULL, t + 1, live, H, keep, kept);
-        keep_rows(two ? ws->h2 : NULL, t + 1, live, H, keep, kept);
-        keep_rows(lstm2 ? ws->c2 : NULL, t + 1, live, H, keep, kept);
-        keep_rows(ws->contrast, 0, live, 2 * p->channels, keep, kept);
-        for (int r = 0; r < kept; r++)
-            rows[r] = rows[keep[r]];
-        live = kept;
+        ram_team_barrier(j->team);
     }
-    return -1;
+}
+
+long ram_model_forward_stop(const struct ram_model *m, const float *w, const uint16_t *w16,
+                            const ram_cols *cols, ram_ws *ws, ram_images images, int n,
+                            float threshold, int *steps, int *bad_step, ram_team *team) {
+    stop_job sj = {.j = {m, w, w16, cols && cols->data ? cols : NULL, ws, images, ws->halt_rows, n,
+                         RAM_LOC_MEAN, NULL, 0, team},
+                   .threshold = threshold,
+                   .steps = steps,
+                   .live = n,
+                   .bad = -1};
+    for (int i = 0; i < n; i++)
+        ws->halt_rows[i] = i;
+    ram_team_run(team, stop_part, &sj);
+    *bad_step = sj.bad_step;
+    return sj.bad;
 }

@@ -527,11 +527,13 @@ RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w
  * ws->probs and its glimpse count to steps[i].  Finished images leave the
  * work: the next glimpse is taken for the others only.  Returns the first
  * image whose glimpse read a NaN or Inf pixel (its step in *bad_step), or
- * -1.  ws is an inference workspace of at least n images. */
+ * -1.  ws is an inference workspace of at least n images.  With a team
+ * (n <= RAM_GEMV_MAX_ROWS), every layer's rows are split between its
+ * threads as in ram_model_forward_with(), with the same bits. */
 RAM_HIDDEN long ram_model_forward_stop(const struct ram_model *m, const float *w,
                                        const uint16_t *w16, const ram_cols *cols, ram_ws *ws,
                                        ram_images images, int n, float threshold, int *steps,
-                                       int *bad_step);
+                                       int *bad_step, ram_team *team);
 /* After a forward pass of n images in ws: the first image whose glimpses
  * read a NaN or Inf pixel, or -1; *step gets that glimpse's step (0-based).
  * Pixels are never scanned up front, which would make the cost grow with

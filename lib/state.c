@@ -54,8 +54,34 @@ struct ram_state {
     /* The column-major copies the sparse kernels read: of the rounded
      * halves with HALF, else of the floats. */
     ram_cols cols;
-    split_choice choice; /* with a team: how small calls use it */
+    split_choice choice;      /* with a team: how small calls use it */
+    split_choice stop_choice; /* the same for small stopping calls, timed apart (they
+                                 take fewer glimpses an image) */
 };
+
+/* A small call's team (the row split) or NULL (the caller alone), as the
+ * state's split_choice says, and the time it began when it is one of the
+ * measured calls. */
+static ram_team *small_call_begin(const ram_state *st, const split_choice *c, double *t0) {
+    const bool measuring = st->team && c->calls < 2 * CHOOSE_TRIALS;
+    const bool split = measuring ? c->calls % 2 == 0 : c->split;
+    *t0 = measuring ? ram_seconds() : 0;
+    return split ? st->team : NULL;
+}
+
+/* After a small call of n images begun by small_call_begin(): its time
+ * counted towards the choice while measuring. */
+static void small_call_end(const ram_state *st, split_choice *c, const ram_team *used, double t0,
+                           int n) {
+    if (!st->team) return;
+    if (c->calls < 2 * CHOOSE_TRIALS) {
+        const bool split = used != NULL;
+        const double per_image = (ram_seconds() - t0) / n;
+        if (c->calls < 2 || per_image < c->best[split]) c->best[split] = per_image;
+        if (c->calls == 2 * CHOOSE_TRIALS - 1) c->split = c->best[1] < c->best[0];
+    }
+    if (++c->calls == CHOOSE_AGAIN) c->calls = 0;
+}
 
 void ram_state_free(ram_state *st) {
     if (!st) return;
@@ -268,21 +294,11 @@ static ram_status classify(const ram_model *m, ram_state *st, ram_images images,
         break;
     }
     if (!by_slice) {
-        split_choice *c = &st->choice;
-        const bool measuring = st->team && c->calls < 2 * CHOOSE_TRIALS;
-        const bool split = measuring ? c->calls % 2 == 0 : c->split;
-        const double t0 = measuring ? ram_seconds() : 0;
+        double t0;
+        ram_team *team = small_call_begin(st, &st->choice, &t0);
         ram_model_forward_with(m, state_weights(st, m), st->w16, &st->cols, &st->ws, images, n,
-                               mode, mode == RAM_LOC_MEAN ? NULL : aux, std,
-                               split ? st->team : NULL);
-        if (st->team) {
-            if (measuring) {
-                const double per_image = (ram_seconds() - t0) / n;
-                if (c->calls < 2 || per_image < c->best[split]) c->best[split] = per_image;
-                if (c->calls == 2 * CHOOSE_TRIALS - 1) c->split = c->best[1] < c->best[0];
-            }
-            if (++c->calls == CHOOSE_AGAIN) c->calls = 0;
-        }
+                               mode, mode == RAM_LOC_MEAN ? NULL : aux, std, team);
+        small_call_end(st, &st->choice, team, t0, n);
         return finish(m, &st->ws, 0, n, labels, probs, locs, seq);
     }
     slice_job j = {m, st, images, n, mode, std};
@@ -349,10 +365,10 @@ static void stop_slice(void *arg, int k, int nt) {
     j->bad[k] = -1;
     if (i1 <= i0) return;
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
-    const long bad =
-        ram_model_forward_stop(j->m, state_weights(j->st, j->m), j->st->w16, &j->st->cols,
-                               &j->st->sub[k], ram_images_from(j->images, i0, img), i1 - i0,
-                               j->threshold, j->steps ? j->steps + i0 : NULL, &j->bad_step[k]);
+    const long bad = ram_model_forward_stop(
+        j->m, state_weights(j->st, j->m), j->st->w16, &j->st->cols, &j->st->sub[k],
+        ram_images_from(j->images, i0, img), i1 - i0, j->threshold, j->steps ? j->steps + i0 : NULL,
+        &j->bad_step[k], NULL);
     j->bad[k] = bad < 0 ? -1 : i0 + bad;
 }
 
@@ -392,8 +408,11 @@ static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images im
     ram_cols_refresh(&st->cols, m, st->w16);
     if (n <= st->ws.max_n) {
         int step = 0;
+        double t0;
+        ram_team *team = small_call_begin(st, &st->stop_choice, &t0);
         const long bad = ram_model_forward_stop(m, state_weights(st, m), st->w16, &st->cols,
-                                                &st->ws, images, n, threshold, steps, &step);
+                                                &st->ws, images, n, threshold, steps, &step, team);
+        small_call_end(st, &st->stop_choice, team, t0, n);
         if (bad >= 0)
             return ram_fail(RAM_ERR_NUMERIC,
                             "classify_stop: glimpse %d of image %ld reads a NaN or Inf pixel",

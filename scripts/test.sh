@@ -77,7 +77,7 @@ pass_tsan() {
     # layout fails on kernels with a large vm.mmap_rnd_bits.
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" setarch "$(uname -m)" -R \
         ctest --test-dir build-tsan --output-on-failure \
-        -R '^(check_threads|check_team|check_trainer|check_api|check_precision|crash_safety|tools_smoke|tools_stream)$'
+        -R '^(check_threads|check_team|check_trainer|check_api|check_precision|check_stop|crash_safety|tools_smoke|tools_stream)$'
 }
 
 # One test program under valgrind (run by pass_valgrind through xargs).
