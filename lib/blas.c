@@ -30,6 +30,7 @@ extern void openblas_set_num_threads(int) __attribute__((weak));
 extern char *openblas_get_config(void) __attribute__((weak));
 extern char *openblas_get_corename(void) __attribute__((weak));
 extern int openblas_get_parallel(void) __attribute__((weak));
+extern int openblas_get_num_threads(void) __attribute__((weak));
 
 void ram_set_blas_threads(int n) {
     if (openblas_set_num_threads && n > 0) openblas_set_num_threads(n);
@@ -78,6 +79,24 @@ static void blas_inspect(void) {
                 ram_blas_core_is_slow(core, 1) ? "be several times slower"
                                                : "run at about half their speed",
                 ram_blas_coretype());
+}
+
+/* Why a warning: OpenBLAS starts a thread per core by default, and called
+ * from each of libram's worker threads its threads and the workers compete
+ * for the same cores.  The paper's MNIST network, trained at batch 128 by
+ * two workers on two Zen 5 cores, ran 6,389 samples/s so against 35,914
+ * with OpenBLAS at one thread.  libram does not change the process-wide
+ * setting itself (the caller's own BLAS work may want its threads). */
+void ram_blas_check_threads(int workers) {
+    static atomic_int warned;
+    if (workers < 2 || !openblas_get_num_threads) return;
+    const int own = openblas_get_num_threads();
+    if (own < 2 || atomic_exchange(&warned, 1)) return;
+    ram_log(RAM_LOG_WARN,
+            "OpenBLAS runs %d threads of its own inside each of libram's %d worker threads: "
+            "its matrix products will be several times slower.  Call ram_set_blas_threads(1) "
+            "at start-up (docs/performance.md).",
+            own, workers);
 }
 
 void ram_blas_check_once(void) {

@@ -41,6 +41,9 @@ RAM_HIDDEN void ram_blas_prepare_thread(void);
  * at AVX2 while cpu_avx == 2 (AVX-512); cpu_avx as ram_cpu_x86_avx().
  * Testable without such a CPU. */
 RAM_HIDDEN int ram_blas_core_is_slow(const char *core, int cpu_avx);
+/* Before `workers` threads of libram's call BLAS at once: a warning, once a
+ * process, if OpenBLAS would start threads of its own inside each. */
+RAM_HIDDEN void ram_blas_check_threads(int workers);
 
 /* What every ram_X_params_init_sized() does: the first `size` bytes (at
  * most `full`) of `defaults` into the caller's p, struct_size (the first

@@ -301,6 +301,7 @@ static ram_status classify(const ram_model *m, ram_state *st, ram_images images,
         small_call_end(st, &st->choice, team, t0, n);
         return finish(m, &st->ws, 0, n, labels, probs, locs, seq);
     }
+    ram_blas_check_threads(ram_team_size(st->team));
     slice_job j = {m, st, images, n, mode, std};
     ram_team_run(st->team, forward_slice, &j);
     const int nt = ram_team_size(st->team);
@@ -420,6 +421,7 @@ static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images im
         finish_stop(m, &st->ws, 0, n, labels, probs);
         return RAM_OK;
     }
+    ram_blas_check_threads(ram_team_size(st->team));
     stop_job j = {
         .m = m, .st = st, .images = images, .n = n, .threshold = threshold, .steps = steps};
     ram_team_run(st->team, stop_slice, &j);

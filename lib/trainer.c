@@ -292,6 +292,7 @@ static void run_job(ram_trainer *t, int job) {
 
 /* Split [0, n) over the workers and run them. */
 static void run_all(ram_trainer *t, int n) {
+    ram_blas_check_threads(t->nw);
     ram_cols_refresh(&t->cols, t->m, NULL);
     for (int k = 0; k < t->nw; k++) {
         t->w[k].i0 = (int)((long)n * k / t->nw);

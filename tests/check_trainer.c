@@ -895,6 +895,47 @@ START_TEST(test_learns_where_to_look) {
 }
 END_TEST
 
+static char blas_warning[512];
+static void keep_warning(ram_log_level level, const char *message, void *user) {
+    (void)user;
+    if (level == RAM_LOG_WARN && strstr(message, "threads of its own"))
+        snprintf(blas_warning, sizeof blas_warning, "%s", message);
+}
+
+/* OpenBLAS with threads of its own inside a multi-threaded trainer's
+ * workers: the trainer says so, once, naming the remedy; with one BLAS
+ * thread, or one worker, nothing is said.  (The warning is once a process:
+ * under CK_FORK=no, valgrind's mode, an earlier test may have drawn it.) */
+START_TEST(test_blas_threads_warning) {
+    int slow;
+    if (strncmp(ram_blas_info(&slow), "OpenBLAS", 8) != 0) return; /* another CBLAS: no threads */
+    const char *fork = getenv("CK_FORK");
+    const bool fresh = !(fork && !strcmp(fork, "no"));
+    make_data();
+    ram_set_log_callback(keep_warning, NULL);
+    setup a, b;
+    ram_set_blas_threads(1);
+    make_setup(&b, 2, RAM_OPT_SGD, RAM_CORE_RNN);
+    ck_assert_int_eq(ram_trainer_train_batch(b.t, data, labels, BATCH, NULL), RAM_OK);
+    ck_assert_str_eq(blas_warning, "");
+    ram_set_blas_threads(2);
+    make_setup(&a, 1, RAM_OPT_SGD, RAM_CORE_RNN);
+    ck_assert_int_eq(ram_trainer_train_batch(a.t, data, labels, BATCH, NULL), RAM_OK);
+    ck_assert_str_eq(blas_warning, "");
+    ck_assert_int_eq(ram_trainer_train_batch(b.t, data, labels, BATCH, NULL), RAM_OK);
+    if (fresh) {
+        ck_assert_ptr_nonnull(strstr(blas_warning, "ram_set_blas_threads(1)"));
+        blas_warning[0] = '\0';
+        ck_assert_int_eq(ram_trainer_train_batch(b.t, data, labels, BATCH, NULL), RAM_OK);
+        ck_assert_str_eq(blas_warning, ""); /* once */
+    }
+    ram_set_blas_threads(1);
+    ram_set_log_callback(NULL, NULL);
+    free_setup(&a);
+    free_setup(&b);
+}
+END_TEST
+
 static Suite *trainer_suite(void) {
     Suite *s = suite_create("trainer");
     TCase *ck = tcase_create("checkpoint");
@@ -912,6 +953,7 @@ static Suite *trainer_suite(void) {
     tcase_add_test(th, test_weight_decay);
     tcase_add_test(th, test_weight_average);
     tcase_add_test(th, test_stats_and_schedule);
+    tcase_add_test(th, test_blas_threads_warning);
     suite_add_tcase(s, th);
     TCase *learn = tcase_create("learning");
     /* Hundreds of steps of the paths the other tests take a few of: left

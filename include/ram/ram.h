@@ -832,8 +832,9 @@ typedef void (*ram_log_fn)(ram_log_level level, const char *message, void *user)
 /** Route libram's diagnostics, which are never errors (errors are statuses
  *  and ram_last_error()).  By default they go to stderr as
  *  "libram: warning: ..."; fn = NULL silences them.  Process-wide, safe to
- *  call from any thread.  Today the only message is the one-time warning of
- *  ram_blas_info(). */
+ *  call from any thread.  Today the messages are two one-time warnings:
+ *  BLAS kernels older than the processor (ram_blas_info()), and OpenBLAS
+ *  threads of its own inside libram's worker threads (ram_set_blas_threads()). */
 RAM_API void ram_set_log_callback(ram_log_fn fn, void *user);
 
 /** Describe the CBLAS libram runs on: its name, version, build options
@@ -940,7 +941,10 @@ RAM_API ram_status ram_state_set_precision(ram_state *st, ram_precision precisio
  *  threads (trainer `threads`, one ram_state per thread) and call
  *  ram_set_blas_threads(1) at start-up: with OpenBLAS's default of one
  *  thread per core, its threads compete with the caller's for the cores and
- *  small products get much slower on a busy machine. */
+ *  small products get much slower (a 2-thread trainer on two cores: 5-7
+ *  times slower).  When a trainer or a threaded state first runs its
+ *  threads through BLAS while OpenBLAS has more than one thread, libram
+ *  logs a warning saying so, once a process (ram_set_log_callback()). */
 RAM_API void ram_set_blas_threads(int n);
 
 /** The OpenBLAS core type whose kernels fit this processor, for
