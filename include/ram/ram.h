@@ -832,7 +832,7 @@ typedef void (*ram_log_fn)(ram_log_level level, const char *message, void *user)
 /** Route libram's diagnostics, which are never errors (errors are statuses
  *  and ram_last_error()).  By default they go to stderr as
  *  "libram: warning: ..."; fn = NULL silences them.  Process-wide, safe to
- *  call from any thread.  Today the messages are two one-time warnings:
+ *  call from any thread.  The messages are two one-time warnings:
  *  BLAS kernels older than the processor (ram_blas_info()), and OpenBLAS
  *  threads of its own inside libram's worker threads (ram_set_blas_threads()). */
 RAM_API void ram_set_log_callback(ram_log_fn fn, void *user);
