@@ -368,6 +368,50 @@ static share share_of(const fwd_job *j, int k, int nt) {
     return sh;
 }
 
+/* The start of a pass, thread sh->k's part: its images' initial states
+ * zeroed, their contrast statistics, and the context network; then the
+ * barriers after which every thread may read every image's h_0. */
+static void start_pass(const fwd_job *j, const share *sh) {
+    const struct ram_model *m = j->m;
+    const ram_model_params *p = &m->p;
+    ram_ws *ws = j->ws;
+    const size_t H = (size_t)p->core_hidden, rows = (size_t)(sh->i1 - sh->i0) * H;
+    const bool two = p->core_layers == 2;
+    memset(ws->h + sh->i0 * H, 0, sizeof(float) * rows);
+    if (p->core == RAM_CORE_LSTM) memset(ws->c + sh->i0 * H, 0, sizeof(float) * rows);
+    if (two) memset(ws->h2 + sh->i0 * H, 0, sizeof(float) * rows);
+    if (two && p->upper_core == RAM_CORE_LSTM) memset(ws->c2 + sh->i0 * H, 0, sizeof(float) * rows);
+    if (ws->contrast) contrast_stats(j, sh); /* read after the barriers below */
+    if (p->context) {
+        ram_team_barrier(j->team); /* the context's rows overwrite every image's top h_0 */
+        context_net(j, sh);
+        ram_team_barrier(j->team);
+    } else if (j->n < sh->nt) {
+        ram_team_barrier(j->team); /* below, every thread reads every h_0 */
+    }
+}
+
+/* One glimpse of the pass for j->n images, thread sh->k's part: the
+ * locations and glimpses, the glimpse network and the core, with a barrier
+ * after each layer that the next one reads. */
+static void glimpse_step(const fwd_job *j, const share *sh, const step *s) {
+    if (j->n < sh->nt && j->n <= RAM_GEMV_MAX_ROWS)
+        look_together(j, sh, s);
+    else if (sh->i1 > sh->i0)
+        look_apart(j, sh, s);
+    if (!sh->whole_first) {
+        ram_team_barrier(j->team);
+        glimpse_net(j, sh, s);
+    }
+    ram_team_barrier(j->team);
+    core_step(j, sh, s, false);
+    ram_team_barrier(j->team);
+    if (j->m->p.core_layers == 2) {
+        core_step(j, sh, s, true);
+        ram_team_barrier(j->team);
+    }
+}
+
 /* One forward pass, as thread k of nt: the glimpses split by image and
  * every layer by output rows, with a barrier after each layer that the next
  * one reads: four per glimpse (two at batch 1 with a small first layer).
@@ -378,39 +422,11 @@ static void forward_part(void *arg, int k, int nt) {
     ram_ws *ws = j->ws;
     const int n = j->n, H = m->p.core_hidden, K = m->p.classes;
     const share sh = share_of(j, k, nt);
-    const int ni = sh.i1 - sh.i0;
 
-    const bool two = m->p.core_layers == 2;
-    memset(ws->h + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (m->p.core == RAM_CORE_LSTM) memset(ws->c + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (two) memset(ws->h2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (two && m->p.upper_core == RAM_CORE_LSTM)
-        memset(ws->c2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (ws->contrast) contrast_stats(j, &sh); /* read after the barriers below */
-    if (m->p.context) {
-        ram_team_barrier(j->team); /* the context's rows overwrite every image's top h_0 */
-        context_net(j, &sh);
-        ram_team_barrier(j->team);
-    } else if (n < nt) {
-        ram_team_barrier(j->team); /* below, every thread reads every h_0 */
-    }
+    start_pass(j, &sh);
     for (int t = 0; t < m->p.glimpses; t++) {
         const step s = step_at(j, t);
-        if (n < nt && n <= RAM_GEMV_MAX_ROWS)
-            look_together(j, &sh, &s);
-        else if (ni > 0)
-            look_apart(j, &sh, &s);
-        if (!sh.whole_first) {
-            ram_team_barrier(j->team);
-            glimpse_net(j, &sh, &s);
-        }
-        ram_team_barrier(j->team);
-        core_step(j, &sh, &s, false);
-        ram_team_barrier(j->team);
-        if (two) {
-            core_step(j, &sh, &s, true);
-            ram_team_barrier(j->team);
-        }
+        glimpse_step(j, &sh, &s);
     }
     if (k != 0) return;
     /* Classifier on h_T (label s of S: on h after glimpse (s + 1) K); logits
@@ -503,37 +519,13 @@ static void stop_part(void *arg, int k, int nt) {
      * call's count here) */
     int *rows = ws->halt_rows, *keep = ws->halt_rows + j->n;
     float *pr = ws->halt_probs;
-    share sh = share_of(j, k, nt);
-    const int ni = sh.i1 - sh.i0;
-    memset(ws->h + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (lstm) memset(ws->c + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (two) memset(ws->h2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (lstm2) memset(ws->c2 + (size_t)sh.i0 * H, 0, sizeof(float) * ni * H);
-    if (ws->contrast) contrast_stats(j, &sh);
-    if (p->context) {
-        ram_team_barrier(j->team);
-        context_net(j, &sh);
-    }
-    ram_team_barrier(j->team); /* below, every thread may read every h_0 */
+    const share first = share_of(j, k, nt);
+    start_pass(j, &first);
     for (int t = 0; t < T && sj->live > 0 && sj->bad < 0; t++) {
         const int live = sj->live;
-        sh = share_of(j, k, nt);
+        const share sh = share_of(j, k, nt);
         const step s = step_at(j, t);
-        if (live < nt && live <= RAM_GEMV_MAX_ROWS)
-            look_together(j, &sh, &s);
-        else if (sh.i1 > sh.i0)
-            look_apart(j, &sh, &s);
-        if (!sh.whole_first) {
-            ram_team_barrier(j->team);
-            glimpse_net(j, &sh, &s);
-        }
-        ram_team_barrier(j->team);
-        core_step(j, &sh, &s, false);
-        ram_team_barrier(j->team);
-        if (two) {
-            core_step(j, &sh, &s, true);
-            ram_team_barrier(j->team);
-        }
+        glimpse_step(j, &sh, &s);
         if (k == 0) {
             /* A NaN or Inf pixel poisons its cell (ram_ws_bad_glimpse()):
              * thread 0's glimpses are whole by now. */
