@@ -35,17 +35,15 @@ void tool_blas_init(const char *tool, char **argv) {
     }
     const char *core = ram_blas_coretype();
     if (!core) return; /* slow kernels are only ever reported where a core fits */
+    /* Whose choice the old kernels were: OpenBLAS's, or a preset's. */
     const char *preset = getenv("OPENBLAS_CORETYPE");
+    char who[160] = "OpenBLAS chose kernels older than this CPU";
     if (preset && *preset)
-        fprintf(stderr,
-                "%s: OPENBLAS_CORETYPE=%s in the environment gives kernels older than this CPU "
-                "(%s); running again with OPENBLAS_CORETYPE=%s (RAM_KEEP_BLAS=1 keeps yours)\n",
-                tool, preset, ram_blas_info(NULL), core);
-    else
-        fprintf(stderr,
-                "%s: OpenBLAS chose kernels older than this CPU (%s); running again with "
-                "OPENBLAS_CORETYPE=%s\n",
-                tool, ram_blas_info(NULL), core);
+        snprintf(who, sizeof who,
+                 "OPENBLAS_CORETYPE=%.64s in the environment gives kernels older than this CPU",
+                 preset);
+    fprintf(stderr, "%s: %s (%s); running again with OPENBLAS_CORETYPE=%s%s\n", tool, who,
+            ram_blas_info(NULL), core, preset && *preset ? " (RAM_KEEP_BLAS=1 keeps yours)" : "");
     setenv("OPENBLAS_CORETYPE", core, 1);
     setenv("RAM_BLAS_REEXECUTED", "1", 1);
     /* The binary's own path, not /proc/self/exe: the kernel names the
