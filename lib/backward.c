@@ -26,9 +26,9 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
                              const ram_images *images) {
     const ram_model_params *p = &m->p;
     const int D = m->rho_size, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden,
-              G = p->glimpse_out;
+              G = p->glimpse_out, L = m->ld;
     const float *g = ws->g + (size_t)t * n * G, *hgl = ws->hgl + (size_t)t * n * HG;
-    const float *rho = ws->rho + (size_t)t * n * D, *l = ws->loc + (size_t)t * n * 2;
+    const float *rho = ws->rho + (size_t)t * n * D, *l = ws->loc + (size_t)t * n * L;
     if (p->form == RAM_GLIMPSE_MULTIPLICATIVE) {
         /* g = a (.) b: dL/da = dg (.) b, dL/db = dg (.) a, each through its ReLU. */
         const float *gm = ws->gm + (size_t)t * n * 2 * G;
@@ -60,27 +60,35 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
     const bool soft = images != NULL;
     ram_linear_backward(ws->dhgl, HG, rho, D, n, D, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
                         GW(RAM_T_G1_B), soft ? ws->drho : NULL, D, false);
-    ram_linear_backward(ws->dhgl + Hg, HG, l, 2, n, 2, Hl, W(RAM_T_L1_W), GW(RAM_T_L1_W),
-                        GW(RAM_T_L1_B), soft ? ws->dloc : NULL, 2, false);
+    ram_linear_backward(ws->dhgl + Hg, HG, l, L, n, L, Hl, W(RAM_T_L1_W), GW(RAM_T_L1_W),
+                        GW(RAM_T_L1_B), soft ? ws->dloc : NULL, L, false);
     if (!soft) return;
-    /* The sensor saw l scaled to the retina's frame (range_x, range_y). */
+    /* The sensor saw l scaled to the retina's frame (range_x, range_y), and
+     * with zoom its squares times exp(zoom_lo + (z + 1) zoom_half): d log
+     * s / dz = zoom_half. */
     const size_t img = (size_t)p->channels * p->height * p->width;
+    struct ram_glimpse zoomed;
     for (int i = 0; i < n; i++) {
-        float dx, dy;
-        ram_glimpse_soft_backward(&m->sensor, ram_images_at(*images, i, img), p->channels,
-                                  p->height, p->width, l[2 * i] * m->range_x,
-                                  l[2 * i + 1] * m->range_y, ws->drho + (size_t)i * D, &dx, &dy);
-        ws->dloc[2 * i] += dx * m->range_x;
-        ws->dloc[2 * i + 1] += dy * m->range_y;
+        const float *li = l + (size_t)L * i;
+        float dx, dy, ds;
+        if (L == 3) ram_glimpse_zoomed(&m->sensor, ram_model_zoom(m, li[2]), &zoomed);
+        ram_glimpse_soft_backward(L == 3 ? &zoomed : &m->sensor, ram_images_at(*images, i, img),
+                                  p->channels, p->height, p->width, li[0] * m->range_x,
+                                  li[1] * m->range_y, ws->drho + (size_t)i * D, &dx, &dy,
+                                  L == 3 ? &ds : NULL);
+        ws->dloc[L * i] += dx * m->range_x;
+        ws->dloc[L * i + 1] += dy * m->range_y;
+        if (L == 3) ws->dloc[L * i + 2] += ds * m->zoom_half;
     }
 }
 
 /* dLoss/dl_t in ws->dloc into dLoss/dmu_t in place: l = mu (MEAN), l =
  * clamp(mu + std eps, -1, 1) (SAMPLE: 1 where the sample is inside, 0 where
  * the clamp holds it at an edge), or given (FIXED: 0). */
-static void location_through_l(ram_ws *ws, int n, int t, ram_loc_mode mode) {
-    const float *l = ws->loc + (size_t)t * n * 2;
-    for (int i = 0; i < 2 * n; i++)
+static void location_through_l(const struct ram_model *m, ram_ws *ws, int n, int t,
+                               ram_loc_mode mode) {
+    const float *l = ws->loc + (size_t)t * n * m->ld;
+    for (int i = 0; i < m->ld * n; i++)
         if (mode == RAM_LOC_FIXED || (mode == RAM_LOC_SAMPLE && !(l[i] > -1.0f && l[i] < 1.0f)))
             ws->dloc[i] = 0.0f;
 }
@@ -89,12 +97,12 @@ static void location_through_l(ram_ws *ws, int n, int t, ram_loc_mode mode) {
  * its weights' gradients, and (into_core) dLoss/dh_t added to dh. */
 static void location_backward(const struct ram_model *m, ram_ws *ws, int n, int t,
                               const float *dmut, bool into_core, float *dh) {
-    const int H = m->p.core_hidden;
+    const int H = m->p.core_hidden, L = m->ld;
     const float *ht = ram_top_state(m, ws) + (size_t)t * n * H;
-    const float *mupre = ws->mupre + (size_t)t * n * 2, *mu = ws->mu + (size_t)t * n * 2;
-    for (int i = 0; i < 2 * n; i++)
+    const float *mupre = ws->mupre + (size_t)t * n * L, *mu = ws->mu + (size_t)t * n * L;
+    for (int i = 0; i < L * n; i++)
         ws->dmu[i] = dmut[i] * bound_grad(m->p.bound, mupre[i], mu[i]);
-    ram_linear_backward(ws->dmu, 2, ht, H, n, H, 2, W(RAM_T_LOC_W), GW(RAM_T_LOC_W),
+    ram_linear_backward(ws->dmu, L, ht, H, n, H, L, W(RAM_T_LOC_W), GW(RAM_T_LOC_W),
                         GW(RAM_T_LOC_B), into_core ? dh : NULL, H, true);
 }
 
@@ -187,11 +195,12 @@ static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const fl
         float *dtop = two ? du2 : dh2;
         const bool top_t = t > 0 || top0;
         if (dmu)
-            location_backward(m, ws, n, t, dmu + (size_t)t * n * 2, top_t && !detach_core, dtop);
+            location_backward(m, ws, n, t, dmu + (size_t)t * n * m->ld, top_t && !detach_core,
+                              dtop);
         if (images && mode != RAM_LOC_FIXED) {
             /* The backpropagated location term, into the core at every step
              * but the first (h_0 = 0 is no function of the weights). */
-            location_through_l(ws, n, t, mode);
+            location_through_l(m, ws, n, t, mode);
             location_backward(m, ws, n, t, ws->dloc, top_t, dtop);
         }
         float *tmp = dh;

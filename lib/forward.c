@@ -31,7 +31,7 @@ typedef struct fwd_job {
     const int *rows;   /* stopping: row i is image rows[i] of `images` (NULL: image i) */
     int n;
     ram_loc_mode mode;
-    const float *src; /* eps (SAMPLE) or locations (FIXED), T x n x 2 */
+    const float *src; /* eps (SAMPLE) or locations (FIXED), T x n x ld */
     float std;
     ram_team *team;
 } fwd_job;
@@ -115,14 +115,23 @@ static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in
 static void locate(const fwd_job *j, const float *h, int count, const float *src, float *mupre,
                    float *mu, float *l) {
     const struct ram_model *m = j->m;
-    const int H = m->p.core_hidden;
-    linear_rows(j, h, H, count, H, RAM_T_LOC_W, RAM_T_LOC_B, 0, 2, mupre, 2, false);
-    for (int i = 0; i < 2 * count; i++) {
+    const int H = m->p.core_hidden, L = m->ld;
+    linear_rows(j, h, H, count, H, RAM_T_LOC_W, RAM_T_LOC_B, 0, L, mupre, L, false);
+    for (int i = 0; i < L * count; i++) {
         mu[i] = bound_fwd(m->p.bound, mupre[i]);
         l[i] = j->mode == RAM_LOC_MEAN     ? mu[i]
                : j->mode == RAM_LOC_SAMPLE ? clamp1(mu[i] + j->std * src[i])
                                            : src[i];
     }
+}
+
+/* The sensor for a glimpse at location l: the model's, or with zoom a
+ * copy in `tmp` whose squares are zoomed by l's z. */
+static const struct ram_glimpse *sensor_at(const struct ram_model *m, const float *l,
+                                           struct ram_glimpse *tmp) {
+    if (m->ld == 2) return &m->sensor;
+    ram_glimpse_zoomed(&m->sensor, ram_model_zoom(m, l[2]), tmp);
+    return tmp;
 }
 
 /* Rows [o0, o1) of the glimpse network's second layer, g = relu(...), from
@@ -185,17 +194,17 @@ typedef struct step {
 
 static step step_at(const fwd_job *j, int t) {
     const struct ram_model *m = j->m;
-    const size_t n = (size_t)j->n, H = (size_t)m->p.core_hidden;
+    const size_t n = (size_t)j->n, H = (size_t)m->p.core_hidden, L = (size_t)m->ld;
     step s = {.t = t,
               .ht = j->ws->h + t * n * H,
-              .mupre = j->ws->mupre + t * n * 2,
-              .mu = j->ws->mu + t * n * 2,
-              .l = j->ws->loc + t * n * 2,
+              .mupre = j->ws->mupre + t * n * L,
+              .mu = j->ws->mu + t * n * L,
+              .l = j->ws->loc + t * n * L,
               .rho = j->ws->rho + t * n * m->rho_size,
               .hgl = j->ws->hgl + t * n * m->hgl,
               .g = j->ws->g + t * n * m->p.glimpse_out,
               .gm = j->ws->gm ? j->ws->gm + t * n * 2 * m->p.glimpse_out : NULL,
-              .src = j->src ? j->src + t * n * 2 : NULL};
+              .src = j->src ? j->src + t * n * L : NULL};
     s.hn = s.ht + n * H;
     s.top = ram_top_state(m, j->ws) + t * n * H;
     return s;
@@ -230,10 +239,11 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
     const struct ram_model *m = j->m;
     const ram_model_params *p = &m->p;
     const int n = j->n, D = m->rho_size, HG = m->hgl, Hg = p->glimpse_hidden, Hl = p->loc_hidden,
-              k = sh->k;
+              k = sh->k, L = m->ld;
     const size_t img_size = (size_t)p->channels * p->height * p->width;
-    float own[3][2 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
+    float own[3][3 * RAM_GEMV_MAX_ROWS]; /* threads k > 0: the same bits, kept here */
     float *where = k == 0 ? s->l : own[2];
+    struct ram_glimpse zoomed;
     locate(j, s->top, n, s->src, k == 0 ? s->mupre : own[0], k == 0 ? s->mu : own[1], where);
     if (sh->whole_first) {
         /* A small first layer: every thread also extracts the whole
@@ -241,11 +251,12 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
          * workspace), two barriers fewer per glimpse. */
         float mine[SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
         float *r = k == 0 ? s->rho : mine, *hg = k == 0 ? s->hgl : mine + SMALL_RHO_FLOATS;
-        ram_glimpse_one(&m->sensor, ram_images_at(j->images, image_of(j, 0), img_size), p->channels,
-                        p->height, p->width, where[0] * m->range_x, where[1] * m->range_y,
-                        contrast_of(j, 0), r);
+        ram_glimpse_one(sensor_at(m, where, &zoomed),
+                        ram_images_at(j->images, image_of(j, 0), img_size), p->channels, p->height,
+                        p->width, where[0] * m->range_x, where[1] * m->range_y, contrast_of(j, 0),
+                        r);
         linear_rows(j, r, D, 1, D, RAM_T_G1_W, RAM_T_G1_B, 0, Hg, hg, HG, false);
-        linear_rows(j, where, 2, 1, 2, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
+        linear_rows(j, where, L, 1, L, RAM_T_L1_W, RAM_T_L1_B, 0, Hl, hg + Hg, HG, false);
         ram_relu_forward(hg, 1, HG, HG);
         glimpse_net_2(j, hg, s->g, s->gm, sh->o0, sh->o1);
         return;
@@ -253,9 +264,10 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
     int p0, p1;
     ram_split(m->sensor.patch, k, sh->nt, 1, &p0, &p1);
     for (int i = 0; p1 > p0 && i < n; i++)
-        ram_glimpse_rows(&m->sensor, ram_images_at(j->images, image_of(j, i), img_size),
-                         p->channels, p->height, p->width, where[2 * i] * m->range_x,
-                         where[2 * i + 1] * m->range_y, contrast_of(j, i), s->rho + (size_t)i * D,
+        ram_glimpse_rows(sensor_at(m, where + L * i, &zoomed),
+                         ram_images_at(j->images, image_of(j, i), img_size), p->channels,
+                         p->height, p->width, where[L * i] * m->range_x,
+                         where[L * i + 1] * m->range_y, contrast_of(j, i), s->rho + (size_t)i * D,
                          p0, p1);
 }
 
@@ -263,11 +275,21 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
 static void look_apart(const fwd_job *j, const share *sh, const step *s) {
     const struct ram_model *m = j->m;
     const ram_model_params *p = &m->p;
-    const int i0 = sh->i0, i1 = sh->i1, H = p->core_hidden, D = m->rho_size;
+    const int i0 = sh->i0, i1 = sh->i1, H = p->core_hidden, D = m->rho_size, L = m->ld;
     const size_t img_size = (size_t)p->channels * p->height * p->width;
     float *l = s->l;
-    locate(j, s->top + (size_t)i0 * H, i1 - i0, s->src ? s->src + 2 * i0 : NULL, s->mupre + 2 * i0,
-           s->mu + 2 * i0, l + 2 * i0);
+    locate(j, s->top + (size_t)i0 * H, i1 - i0, s->src ? s->src + L * i0 : NULL, s->mupre + L * i0,
+           s->mu + L * i0, l + L * i0);
+    if (L == 3) {
+        /* Each glimpse zoomed its own way: no look ahead. */
+        struct ram_glimpse zoomed;
+        for (int i = i0; i < i1; i++)
+            ram_glimpse_one(sensor_at(m, l + L * i, &zoomed),
+                            ram_images_at(j->images, image_of(j, i), img_size), p->channels,
+                            p->height, p->width, l[L * i] * m->range_x, l[L * i + 1] * m->range_y,
+                            contrast_of(j, i), s->rho + (size_t)i * D);
+        return;
+    }
     for (int i = i0; i < i1; i++) {
         /* The next image's window is on its way while this one is summed
          * (a 512x512 image's window is not in cache). */
@@ -289,7 +311,8 @@ static void glimpse_net(const fwd_job *j, const share *sh, const step *s) {
     const struct ram_model *m = j->m;
     const int n = j->n, D = m->rho_size, HG = m->hgl, Hg = m->p.glimpse_hidden;
     linear_rows(j, s->rho, D, n, D, RAM_T_G1_W, RAM_T_G1_B, sh->g0, sh->g1, s->hgl, HG, false);
-    linear_rows(j, s->l, 2, n, 2, RAM_T_L1_W, RAM_T_L1_B, sh->l0, sh->l1, s->hgl + Hg, HG, false);
+    linear_rows(j, s->l, m->ld, n, m->ld, RAM_T_L1_W, RAM_T_L1_B, sh->l0, sh->l1, s->hgl + Hg, HG,
+                false);
     if (sh->nt == 1) {
         ram_relu_forward(s->hgl, n, HG, HG);
     } else {

@@ -16,6 +16,11 @@ void ram_glimpse_params_init_sized(ram_glimpse_params *p, size_t size) {
     ram_params_fill(p, size, &d, sizeof d);
 }
 
+/* Side k of a retina as created: round(patch x scale^k) pixels. */
+static double base_side(int patch, float scale, int k) {
+    return patch * pow(scale, k);
+}
+
 ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *user) {
     ram_glimpse_params p;
     ram_glimpse_params_init(&p);
@@ -37,13 +42,23 @@ ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *use
     g->samples = 0;              /* models set ram_model_params.cell_samples */
     g->contrast = false;         /* models set ram_model_params.contrast */
     for (int k = 0; k < p.depth; k++) {
-        double side = p.patch * pow(p.scale, k);
+        double side = base_side(p.patch, p.scale, k);
         if (side > 1 << 20)
             return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse: scale %d is %g pixels wide", k,
                             side);
         g->side[k] = (int)lround(side);
+        g->span[k] = g->side[k];
     }
     return RAM_OK;
+}
+
+void ram_glimpse_zoomed(const struct ram_glimpse *g, float zoom, struct ram_glimpse *out) {
+    *out = *g;
+    for (int k = 0; k < g->depth; k++) {
+        out->span[k] = g->span[k] * zoom;
+        const double side = floor(out->span[k] + 0.5);
+        out->side[k] = side < 1.0 ? 1 : (int)side;
+    }
 }
 
 ram_status ram_glimpse_create(const ram_glimpse_params *p, ram_glimpse **out) {
@@ -76,6 +91,21 @@ ram_status ram_glimpse_set_contrast(ram_glimpse *g, int on) {
     if (on && g->sensor != RAM_SENSOR_HARD)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse_set_contrast: for the hard sensor only");
     g->contrast = on;
+    return RAM_OK;
+}
+
+ram_status ram_glimpse_set_zoom(ram_glimpse *g, float zoom) {
+    if (!g) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse_set_zoom: g is NULL");
+    if (!(zoom >= 1.0f / 64 && zoom <= 16.0f))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "glimpse_set_zoom: %g not in [1/64, 16]",
+                        (double)zoom);
+    struct ram_glimpse base = *g;
+    for (int k = 0; k < g->depth; k++)
+        base.span[k] = base.side[k] = (int)lround(base_side(g->patch, g->scale, k));
+    if (zoom == 1.0f)
+        *g = base;
+    else
+        ram_glimpse_zoomed(&base, zoom, g);
     return RAM_OK;
 }
 

@@ -34,7 +34,7 @@ typedef struct axis {
  * (l + 1) * extent / 2 (pixel edges at integers), as a coordinate on pixel
  * centres (pixel k's centre at k).  Computed in double: a float would lose
  * the fraction of a sample far into a wide image. */
-static void axis_of(float l, int extent, int side, int P, int lo, int hi, axis *a) {
+static void axis_of(float l, int extent, double side, int P, int lo, int hi, axis *a) {
     const double centre = ((double)l + 1.0) * extent * 0.5, start = centre - side * 0.5;
     for (int j = lo; j < hi; j++) {
         double v = start + (j + 0.5) * side / P - 0.5;
@@ -122,7 +122,7 @@ typedef struct boxes {
 /* Cells j in [lo, hi) of P on an axis of `extent` pixels: cell j of a
  * square of `side` pixels centred on (l + 1) * extent / 2, in double as
  * axis_of(). */
-static void boxes_of(float l, int extent, int side, int P, int lo, int hi, boxes *bx) {
+static void boxes_of(float l, int extent, double side, int P, int lo, int hi, boxes *bx) {
     const double centre = ((double)l + 1.0) * extent * 0.5, start = centre - side * 0.5;
     const double c = (double)side / P;
     /* Each cell's far edge is the next one's near edge: one division a
@@ -254,6 +254,56 @@ INLINE void area_row_derivative(const void *plane, bool u8, long w, long h, cons
     }
 }
 
+/* Where edge or sample j of P sits in a square of side 1 centred on 0:
+ * how fast it moves as the side grows, per pixel of side.  The near edge
+ * of cell j is at j / P - 1/2, the far one at (j + 1) / P - 1/2, a sample
+ * at (j + 1/2) / P - 1/2. */
+static inline float edge_rate(int j, int P) {
+    return (float)j / (float)P - 0.5f;
+}
+
+static inline float sample_rate(int j, int P) {
+    return ((float)j + 0.5f) / (float)P - 0.5f;
+}
+
+/* Row i's sums (before 1 / c^2) differentiated with respect to log s, s
+ * the factor of the square's side (span): each edge moves by span times
+ * its rate (edge_rate()), so the far x edge takes in its column's sum and
+ * the near one lets its column's go, in proportion; along y the cell's
+ * share of the far and the near rows likewise; and the area 1 / c^2
+ * shrinks as s^-2, which the caller applies as -2 x the sum (returned in
+ * sums).  The pixels under an edge are the ones area_row_derivative()
+ * reads. */
+INLINE void area_row_zoom(const void *plane, bool u8, long w, long h, const boxes *bx,
+                          const boxes *by, int P, int i, double span, float *ds, float *sums) {
+    long X0, X1;
+    cell_columns(bx, P, w, &X0, &X1);
+    const long near = by->p0[i], far = near + by->n[i] + by->edge[i];
+    const void *r0 = row_at(plane, u8, w, h, near), *r1 = row_at(plane, u8, w, h, far);
+    const float a_y = edge_rate(i, P), b_y = edge_rate(i + 1, P);
+    float cs[SPAN], top[SPAN], bottom[SPAN];
+    for (int j = 0; j < P; j++)
+        ds[j] = sums[j] = 0.0f;
+    for (long x0 = X0; x0 < X1; x0 += SPAN) {
+        const long x1 = X1 - x0 < SPAN ? X1 : x0 + SPAN;
+        column_sums(plane, u8, w, h, by, i, x0, x1, cs);
+        for (long x = 0; x < x1 - x0; x++) {
+            top[x] = r0 ? pixel(r0, u8, x0 + x) : 0.0f;
+            bottom[x] = r1 ? pixel(r1, u8, x0 + x) : 0.0f;
+        }
+        for (int j = 0; j < P; j++) {
+            const long e0 = bx->p0[j], e1 = e0 + bx->n[j] + bx->edge[j];
+            const float far_x = e1 >= x0 && e1 < x1 ? cs[e1 - x0] : 0.0f,
+                        near_x = e0 >= x0 && e0 < x1 ? cs[e0 - x0] : 0.0f;
+            ds[j] += edge_rate(j + 1, P) * far_x - edge_rate(j, P) * near_x +
+                     b_y * cell_part(bx, j, bottom, x0, x1) - a_y * cell_part(bx, j, top, x0, x1);
+            sums[j] += cell_part(bx, j, cs, x0, x1);
+        }
+    }
+    for (int j = 0; j < P; j++)
+        ds[j] = (float)span * ds[j] - 2.0f * sums[j];
+}
+
 /* ---- the sensor ---- */
 
 /* Scale k's grid of a glimpse at (lx, ly) (the image's frame): rows
@@ -273,7 +323,8 @@ typedef struct grid {
 
 static bool grid_of(const struct ram_glimpse *g, int k, int h, int w, float lx, float ly, int p0,
                     int p1, grid *gr) {
-    const int P = g->patch, side = g->side[k];
+    const int P = g->patch;
+    const double side = g->span[k];
     if (side <= P) {
         axis_of(lx, w, side, P, 0, P, &gr->u.points.x);
         axis_of(ly, h, side, P, p0, p1, &gr->u.points.y);
@@ -281,7 +332,7 @@ static bool grid_of(const struct ram_glimpse *g, int k, int h, int w, float lx, 
     }
     boxes_of(lx, w, side, P, 0, P, &gr->u.boxes.x);
     boxes_of(ly, h, side, P, p0, p1, &gr->u.boxes.y);
-    gr->inv_area = (float)((double)P * P / ((double)side * side));
+    gr->inv_area = (float)((double)P * P / (side * side));
     return true;
 }
 
@@ -362,6 +413,36 @@ void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const float *img, in
     }
 }
 
+void ram_glimpse_soft_jacobian_zoom(const struct ram_glimpse *g, const float *img, int c, int h,
+                                    int w, float lx, float ly, float *js) {
+    const int P = g->patch;
+    grid gr;
+    float ds[RAM_MAX_PATCH], sums[RAM_MAX_PATCH];
+    for (int k = 0; k < g->depth; k++) {
+        const bool area = grid_of(g, k, h, w, lx, ly, 0, P, &gr);
+        const double span = g->span[k];
+        for (int ch = 0; ch < c; ch++) {
+            const float *plane = img + (size_t)ch * h * w;
+            float *o = js + ((size_t)ch * g->depth + k) * P * P;
+            for (int i = 0; i < P; i++) {
+                if (area) {
+                    area_row_zoom(plane, false, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i, span, ds,
+                                  sums);
+                    for (int j = 0; j < P; j++)
+                        o[i * P + j] = gr.inv_area * ds[j];
+                    continue;
+                }
+                const axis *ax = &gr.u.points.x, *ay = &gr.u.points.y;
+                for (int j = 0; j < P; j++) {
+                    const quad q = quad_at(plane, false, w, ax, ay, i, j);
+                    o[i * P + j] = (float)span * (sample_rate(j, P) * quad_dx(q, ay->f[i]) +
+                                                  sample_rate(i, P) * quad_dy(q, ax->f[j]));
+                }
+            }
+        }
+    }
+}
+
 /* Whether a row of dout is all zeros (a ReLU's upstream): nothing to add. */
 static bool all_zero(const float *d, int n) {
     for (int j = 0; j < n; j++)
@@ -370,15 +451,16 @@ static bool all_zero(const float *d, int n) {
 }
 
 INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8, int c, int h,
-                          int w, float lx, float ly, const float *dout, float *dlx, float *dly) {
+                          int w, float lx, float ly, const float *dout, float *dlx, float *dly,
+                          float *dls) {
     const int P = g->patch;
     grid gr;
-    float dx[RAM_MAX_PATCH], dy[RAM_MAX_PATCH];
-    float sum_x = 0.0f, sum_y = 0.0f;
+    float dx[RAM_MAX_PATCH], dy[RAM_MAX_PATCH], ds[RAM_MAX_PATCH], sums[RAM_MAX_PATCH];
+    float sum_x = 0.0f, sum_y = 0.0f, sum_s = 0.0f;
     for (int k = 0; k < g->depth; k++) {
         const bool area = grid_of(g, k, h, w, lx, ly, 0, P, &gr);
         /* An area scale's derivatives share its 1 / c^2: applied once. */
-        float area_x = 0.0f, area_y = 0.0f;
+        float area_x = 0.0f, area_y = 0.0f, area_s = 0.0f, point_s = 0.0f;
         for (int ch = 0; ch < c; ch++) {
             const void *plane = offset(img, u8, (size_t)ch * h * w);
             const float *d = dout + ((size_t)ch * g->depth + k) * P * P;
@@ -391,6 +473,12 @@ INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8,
                         area_x += d[i * P + j] * dx[j];
                         area_y += d[i * P + j] * dy[j];
                     }
+                    if (dls) {
+                        area_row_zoom(plane, u8, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i,
+                                      g->span[k], ds, sums);
+                        for (int j = 0; j < P; j++)
+                            area_s += d[i * P + j] * ds[j];
+                    }
                     continue;
                 }
                 const axis *ax = &gr.u.points.x, *ay = &gr.u.points.y;
@@ -398,33 +486,40 @@ INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8,
                     const float dv = d[i * P + j];
                     if (dv == 0.0f) continue; /* a ReLU's zeros upstream: nothing to add */
                     const quad q = quad_at(plane, u8, w, ax, ay, i, j);
-                    sum_x += dv * quad_dx(q, ay->f[i]);
-                    sum_y += dv * quad_dy(q, ax->f[j]);
+                    const float qx = quad_dx(q, ay->f[i]), qy = quad_dy(q, ax->f[j]);
+                    sum_x += dv * qx;
+                    sum_y += dv * qy;
+                    point_s += dv * (sample_rate(j, P) * qx + sample_rate(i, P) * qy);
                 }
             }
         }
         if (area) {
             sum_x += gr.inv_area * area_x;
             sum_y += gr.inv_area * area_y;
+            sum_s += gr.inv_area * area_s;
+        } else {
+            sum_s += (float)g->span[k] * point_s;
         }
     }
     *dlx = 0.5f * (float)w * sum_x;
     *dly = 0.5f * (float)h * sum_y;
+    if (dls) *dls = sum_s;
 }
 
 __attribute__((noinline)) static void soft_backward_u8(const struct ram_glimpse *g,
                                                        const uint8_t *img, int c, int h, int w,
                                                        float lx, float ly, const float *dout,
-                                                       float *dlx, float *dly) {
-    soft_backward(g, img, true, c, h, w, lx, ly, dout, dlx, dly);
+                                                       float *dlx, float *dly, float *dls) {
+    soft_backward(g, img, true, c, h, w, lx, ly, dout, dlx, dly, dls);
 }
 
 void ram_glimpse_soft_backward(const struct ram_glimpse *g, ram_image img, int c, int h, int w,
-                               float lx, float ly, const float *dout, float *dlx, float *dly) {
+                               float lx, float ly, const float *dout, float *dlx, float *dly,
+                               float *dls) {
     if (img.u8)
-        soft_backward_u8(g, img.px, c, h, w, lx, ly, dout, dlx, dly);
+        soft_backward_u8(g, img.px, c, h, w, lx, ly, dout, dlx, dly, dls);
     else
-        soft_backward(g, img.px, false, c, h, w, lx, ly, dout, dlx, dly);
+        soft_backward(g, img.px, false, c, h, w, lx, ly, dout, dlx, dly, dls);
 }
 
 ram_status ram_glimpse_create_sensor(const ram_glimpse_params *p, ram_sensor sensor,
@@ -474,6 +569,6 @@ ram_status ram_glimpse_backward_location(const ram_glimpse *g, const float *imag
     for (int i = 0; i < n; i++)
         ram_glimpse_soft_backward(g, ram_image_f32(images + i * img_size), c, h, w, locs[2 * i],
                                   locs[2 * i + 1], dout + i * per, &dlocs[2 * i],
-                                  &dlocs[2 * i + 1]);
+                                  &dlocs[2 * i + 1], NULL);
     return RAM_OK;
 }

@@ -5,6 +5,7 @@
 #include "ram/ram.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,12 +90,20 @@ struct ram_glimpse {
     int patch, depth;
     float scale;
     int side[RAM_MAX_DEPTH]; /* pixel side of each scale's square */
+    /* The soft sensor's side of each square, continuous: side[k] exactly,
+     * or side[k] times a zoom factor (ram_glimpse_zoomed()). */
+    double span[RAM_MAX_DEPTH];
     ram_sensor sensor;       /* HARD: average pooling; SOFT: exact cell averages */
     int samples;             /* HARD: reads per cell side, 0 = all (cell_samples) */
     bool contrast;           /* HARD: cells as contrast magnitudes (contrast) */
 };
 
 RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *p);
+
+/* g with every square's side times `zoom` (ram_model_params.zoom_min):
+ * the hard sensor's sides rounded to whole pixels (at least one), the soft
+ * sensor's spans exact, so that its glimpse is continuous in the zoom. */
+RAM_HIDDEN void ram_glimpse_zoomed(const struct ram_glimpse *g, float zoom, struct ram_glimpse *out);
 
 /* Pixels as the sensors read them: floats as they are, or bytes standing
  * for byte / 255 (the tools' 8-bit images), read through ram_byte_value[]
@@ -189,11 +198,17 @@ RAM_HIDDEN void ram_glimpse_soft_rows(const struct ram_glimpse *g, ram_image img
  * cell's edge on a pixel edge). */
 RAM_HIDDEN void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const float *img, int c,
                                           int h, int w, float lx, float ly, float *jx, float *jy);
+/* d out / d log s, s the factor every square's side is multiplied by
+ * (the zoom), at s = 1 for g (a zoomed glimpse: g from ram_glimpse_zoomed());
+ * as out, the right-hand derivative at a kink. */
+RAM_HIDDEN void ram_glimpse_soft_jacobian_zoom(const struct ram_glimpse *g, const float *img, int c,
+                                               int h, int w, float lx, float ly, float *js);
 /* The same contracted with dout (the loss gradient w.r.t. the glimpse):
- * *dlx = sum dout * jx, *dly = sum dout * jy. */
+ * *dlx = sum dout * jx, *dly = sum dout * jy, and, when dls is not NULL,
+ * *dls = sum dout * js. */
 RAM_HIDDEN void ram_glimpse_soft_backward(const struct ram_glimpse *g, ram_image img, int c, int h,
                                           int w, float lx, float ly, const float *dout, float *dlx,
-                                          float *dly);
+                                          float *dly, float *dls);
 
 /* ---- layers (layers.c, kernels.c): batched, row-major, rows = batch ---- */
 
@@ -354,6 +369,10 @@ struct ram_model {
     int gates2;             /* the same for the upper layer; 0 with one layer */
     int ctx_in;             /* channels * context^2: the pooled image's values */
     float range_x, range_y; /* policy [-1,1] -> retina [-1,1] factor per axis */
+    /* Floats per location: 2 (x, y), or 3 with zoom (x, y, z); then the
+     * factor at z is exp(zoom_lo + (z + 1) zoom_half) (ram_model_zoom()). */
+    int ld;
+    float zoom_lo, zoom_half;
     ram_tensor_info t[RAM_T_COUNT];
     size_t n_params;
     float *w;      /* n_params weights, 64-byte aligned within w_block */
@@ -368,6 +387,11 @@ struct ram_model {
     char *names_block;
     ram_fit fit;
 };
+
+/* The zoom factor of a location's z (a model with zoom). */
+static inline float ram_model_zoom(const struct ram_model *m, float z) {
+    return expf(m->zoom_lo + (z + 1.0f) * m->zoom_half);
+}
 
 /* Longest class name, in bytes (the terminating NUL not counted). */
 #define RAM_MAX_CLASS_NAME 1024

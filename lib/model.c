@@ -38,6 +38,7 @@ static void model_defaults(ram_model_params *p) {
     p->emit_every = 0; /* glimpses / objects: ram_model_create() resolves it */
     p->cell_samples = 0;
     p->contrast = 0;
+    p->zoom_min = p->zoom_max = 0.0f; /* no zoom */
 }
 
 void ram_model_params_init_sized(ram_model_params *p, size_t size) {
@@ -100,6 +101,16 @@ ram_status ram_model_validate(const ram_model_params *p) {
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "model: a context of %d x %d x %d values is too large", p->channels,
                         p->context, p->context);
+    const bool zoom = p->zoom_min != 0.0f || p->zoom_max != 0.0f;
+    if (zoom && !(p->zoom_min > 0.0f && p->zoom_max > p->zoom_min && p->zoom_max <= 16.0f))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "model: zoom range [%g, %g]: 0 and 0 for none, or 0 < zoom_min < "
+                        "zoom_max <= 16",
+                        (double)p->zoom_min, (double)p->zoom_max);
+    if (zoom && (double)g.side[g.depth - 1] * p->zoom_max > 1 << 20)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "model: the widest square zoomed by %g is %g pixels wide",
+                        (double)p->zoom_max, (double)g.side[g.depth - 1] * p->zoom_max);
     if (!(p->loc_std >= RAM_LOC_STD_MIN && p->loc_std <= 10.0f)) /* 1/std^2 must stay finite */
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model: loc_std %g not in [1e-4, 10]",
                         (double)p->loc_std);
@@ -127,13 +138,16 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
     m->ctx_in = p->channels * p->context * p->context;
     m->range_x = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->width : 1.0f;
     m->range_y = p->loc_range_pixels > 0 ? p->loc_range_pixels * 2.0f / p->height : 1.0f;
+    m->ld = p->zoom_max > 0.0f ? 3 : 2;
+    m->zoom_lo = m->ld == 3 ? logf(p->zoom_min) : 0.0f;
+    m->zoom_half = m->ld == 3 ? 0.5f * (logf(p->zoom_max) - logf(p->zoom_min)) : 0.0f;
     const int Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, H = p->core_hidden,
               K = p->classes;
     const bool concat = p->form == RAM_GLIMPSE_CONCAT;
     const int shape[RAM_T_COUNT][2] = {
         [RAM_T_G1_W] = {Hg, m->rho_size},
         [RAM_T_G1_B] = {Hg, 1},
-        [RAM_T_L1_W] = {Hl, 2},
+        [RAM_T_L1_W] = {Hl, m->ld},
         [RAM_T_L1_B] = {Hl, 1},
         [RAM_T_G2_W] = {G, concat ? m->hgl : Hg},
         [RAM_T_G2_B] = {G, 1},
@@ -142,8 +156,8 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
         [RAM_T_CX_W] = {m->gates, G},
         [RAM_T_CH_W] = {m->gates, H},
         [RAM_T_C_B] = {m->gates, 1},
-        [RAM_T_LOC_W] = {2, H},
-        [RAM_T_LOC_B] = {2, 1},
+        [RAM_T_LOC_W] = {m->ld, H},
+        [RAM_T_LOC_B] = {m->ld, 1},
         [RAM_T_CLS_W] = {K, H},
         [RAM_T_CLS_B] = {K, 1},
         [RAM_T_UX_W] = {m->gates2, H},
@@ -345,7 +359,7 @@ void ram_ws_release(ram_ws *ws) {
 ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train) {
     memset(ws, 0, sizeof *ws);
     ws->max_n = max_n;
-    const size_t n = (size_t)max_n, T = m->p.glimpses, H = m->p.core_hidden;
+    const size_t n = (size_t)max_n, T = m->p.glimpses, H = m->p.core_hidden, L = (size_t)m->ld;
     const bool lstm = m->p.core == RAM_CORE_LSTM;
     const bool gather = max_n > RAM_GEMV_MAX_ROWS && ram_sparse_kernels();
     const bool soft = train && m->p.sensor == RAM_SENSOR_SOFT;
@@ -359,16 +373,16 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         size_t count;
     } need[] = {
         {&ws->rho, T * n * m->rho_size},
-        {&ws->loc, T * n * 2},
-        {&ws->mupre, T * n * 2},
-        {&ws->mu, T * n * 2},
+        {&ws->loc, T * n * L},
+        {&ws->mupre, T * n * L},
+        {&ws->mu, T * n * L},
         {&ws->hgl, T * n * m->hgl},
         {&ws->g, T * n * m->p.glimpse_out},
         {&ws->gates, lstm ? T * n * m->gates : 0},
         {&ws->h, (T + 1) * n * H},
         {&ws->c, lstm ? (T + 1) * n * H : 0},
         {&ws->probs, n * m->p.classes * m->p.objects},
-        {&ws->aux, T * n * 2},
+        {&ws->aux, T * n * L},
         {&ws->gather_x, gather ? n * gather_in : 0},
         {&ws->gather_y, gather ? n * gather_out : 0},
         {&ws->dh, train ? n * H : 0},
@@ -379,11 +393,11 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->dg, train ? n * m->p.glimpse_out : 0},
         {&ws->dhgl, train ? n * m->hgl : 0},
         {&ws->dlogits, train ? n * m->p.classes * m->p.objects : 0},
-        {&ws->dmu, train ? n * 2 : 0},
+        {&ws->dmu, train ? n * L : 0},
         {&ws->grad, train ? m->n_params : 0},
         /* the soft sensor's backward pass: dLoss/drho and dLoss/dl of a step */
         {&ws->drho, soft ? n * m->rho_size : 0},
-        {&ws->dloc, soft ? n * 2 : 0},
+        {&ws->dloc, soft ? n * L : 0},
         /* the multiplicative glimpse form's two factors, and their gradients */
         {&ws->gm, mul ? T * n * 2 * m->p.glimpse_out : 0},
         {&ws->dgm, train && mul ? n * 2 * m->p.glimpse_out : 0},
@@ -431,5 +445,6 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            a->core_layers == b->core_layers &&
            (a->core_layers < 2 || a->upper_core == b->upper_core) && a->context == b->context &&
            a->objects == b->objects && a->emit_every == b->emit_every &&
-           a->cell_samples == b->cell_samples && a->contrast == b->contrast;
+           a->cell_samples == b->cell_samples && a->contrast == b->contrast &&
+           a->zoom_min == b->zoom_min && a->zoom_max == b->zoom_max;
 }

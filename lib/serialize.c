@@ -18,6 +18,7 @@
 #define TAG_DRAM RAM_TAG('D', 'R', 'A', 'M')
 #define TAG_SAMP RAM_TAG('S', 'A', 'M', 'P')
 #define TAG_CTRS RAM_TAG('C', 'T', 'R', 'S')
+#define TAG_ZOOM RAM_TAG('Z', 'O', 'O', 'M')
 /* The DRAM chunk: core_layers, upper_core, context, objects, emit_every as u32. */
 #define DRAM_FIELDS 5
 
@@ -101,6 +102,12 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
         c.len = 0;
         ram_buf_u32(&c, (uint32_t)p->contrast);
         ram_file_chunk(b, TAG_CTRS, &c);
+    }
+    if (p->zoom_max > 0.0f) {
+        c.len = 0;
+        ram_buf_f32(&c, p->zoom_min);
+        ram_buf_f32(&c, p->zoom_max);
+        ram_file_chunk(b, TAG_ZOOM, &c);
     }
     if (c.failed) b->failed = true;
     free(c.data);
@@ -220,6 +227,16 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
             return ram_fail(RAM_ERR_FORMAT, "model file: CTRS chunk of %zu bytes, value %u",
                             ctrs.len, on);
         p.contrast = 1;
+    }
+    ram_reader zoom; /* a file without it has no zoom */
+    if (ram_file_find(data, len, TAG_ZOOM, &zoom)) {
+        const float lo = ram_rd_f32(&zoom), hi = ram_rd_f32(&zoom);
+        /* (0, 0) would mean no zoom: a chunk that says so is not written */
+        if (zoom.bad || zoom.pos != zoom.len || !(hi > 0.0f))
+            return ram_fail(RAM_ERR_FORMAT, "model file: ZOOM chunk of %zu bytes, range [%g, %g]",
+                            zoom.len, (double)lo, (double)hi);
+        p.zoom_min = lo;
+        p.zoom_max = hi;
     }
     ram_status s = ram_model_validate(&p);
     if (s) {

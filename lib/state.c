@@ -42,7 +42,9 @@ struct ram_state {
     ram_ws ws;      /* 1 thread: max_batch images; more: up to ROW_SPLIT_MAX */
     ram_team *team; /* NULL: the caller's thread alone */
     ram_ws *sub;    /* one per team thread, for batches above ROW_SPLIT_MAX (or NULL) */
-    float *noise;   /* T x max_batch x 2 locations or noise, when sub is used */
+    float *noise;   /* T x max_batch x ld locations or noise, when sub is used */
+    float *zooms;   /* max_batch x T: the last classify call's zoom factors (zoom models) */
+    int last_n;     /* that call's image count (0: none yet) */
     /* RAM_PRECISION_HALF: the parameters rounded to half precision, as
      * halves (w16) and as the floats they are (wr), made from the weights
      * numbered `version` (0: not made yet).  NULL with FLOAT. */
@@ -93,6 +95,7 @@ void ram_state_free(ram_state *st) {
     free(st->half_block);
     ram_cols_release(&st->cols);
     free(st->noise);
+    free(st->zooms);
     ram_ws_release(&st->ws);
     free(st);
 }
@@ -113,13 +116,15 @@ ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threa
     st->max_batch = max_batch;
     const bool sliced = threads > 1 && max_batch > ROW_SPLIT_MAX;
     ram_status s = ram_ws_init(&st->ws, m, sliced ? ROW_SPLIT_MAX : max_batch, false);
+    if (!s && m->ld == 3 && !(st->zooms = malloc(sizeof(float) * m->p.glimpses * (size_t)max_batch)))
+        s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
     if (!s && threads > 1)
         s = ram_team_create(threads, RAM_ERR_OUT_OF_MEMORY, "state_create", &st->team);
     if (!s) s = ram_cols_init(&st->cols, m);
     if (!s && sliced) {
         /* calloc'ed workspaces are all-NULL, so freeing a half-made set is safe */
         st->sub = calloc((size_t)threads, sizeof *st->sub);
-        st->noise = malloc(sizeof(float) * 2 * m->p.glimpses * (size_t)max_batch);
+        st->noise = malloc(sizeof(float) * (size_t)m->ld * m->p.glimpses * (size_t)max_batch);
         if (!st->sub || !st->noise)
             s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
         for (int k = 0; !s && k < threads; k++)
@@ -189,8 +194,9 @@ static ram_status refresh_half(const ram_model *m, ram_state *st) {
  * read and copy the results out: every label of each image (seq), or its
  * last. */
 static ram_status finish(const ram_model *m, const ram_ws *ws, int i0, int n, int *labels,
-                         float *probs, float *locs, bool seq) {
-    const int T = m->p.glimpses, K = m->p.classes, S = m->p.objects, from = seq ? 0 : S - 1;
+                         float *probs, float *locs, float *zooms, bool seq) {
+    const int T = m->p.glimpses, K = m->p.classes, S = m->p.objects, from = seq ? 0 : S - 1,
+              L = m->ld;
     int step;
     const long bad = ram_ws_bad_glimpse(m, ws, n, &step);
     if (bad >= 0)
@@ -207,10 +213,13 @@ static ram_status finish(const ram_model *m, const ram_ws *ws, int i0, int n, in
         }
         if (locs)
             for (int t = 0; t < T; t++) {
-                const float *l = ws->loc + ((size_t)t * n + i) * 2;
+                const float *l = ws->loc + ((size_t)t * n + i) * L;
                 locs[(o * T + t) * 2] = l[0] * m->range_x;
                 locs[(o * T + t) * 2 + 1] = l[1] * m->range_y;
             }
+        if (zooms)
+            for (int t = 0; t < T; t++)
+                zooms[o * T + t] = ram_model_zoom(m, ws->loc[((size_t)t * n + i) * L + 2]);
     }
     return RAM_OK;
 }
@@ -238,10 +247,11 @@ static void forward_slice(void *arg, int k, int nt) {
     const int ni = i1 - i0;
     if (ni <= 0) return;
     ram_ws *ws = &j->st->sub[k];
-    if (j->mode != RAM_LOC_MEAN) /* this slice's noise or locations, T x ni x 2 */
+    const size_t L = (size_t)j->m->ld;
+    if (j->mode != RAM_LOC_MEAN) /* this slice's noise or locations, T x ni x ld */
         for (int t = 0; t < T; t++)
-            memcpy(ws->aux + (size_t)t * ni * 2, j->st->noise + ((size_t)t * j->n + i0) * 2,
-                   sizeof(float) * 2 * ni);
+            memcpy(ws->aux + (size_t)t * ni * L, j->st->noise + ((size_t)t * j->n + i0) * L,
+                   sizeof(float) * L * ni);
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
     ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, &j->st->cols, ws,
                            ram_images_from(j->images, i0, img), ni, j->mode,
@@ -272,7 +282,8 @@ static ram_status classify(const ram_model *m, ram_state *st, ram_images images,
     const bool by_slice = n > st->ws.max_n; /* only with threads: see ram_state */
     ram_cols_refresh(&st->cols, m, st->w16);
     float *aux = by_slice ? st->noise : st->ws.aux;
-    const size_t nl = (size_t)m->p.glimpses * n * 2;
+    const size_t nl = (size_t)m->p.glimpses * n * m->ld;
+    st->last_n = 0; /* set again when the call succeeds */
     ram_loc_mode mode = RAM_LOC_FIXED;
     float std = 0;
     switch (source) {
@@ -299,7 +310,9 @@ static ram_status classify(const ram_model *m, ram_state *st, ram_images images,
         ram_model_forward_with(m, state_weights(st, m), st->w16, &st->cols, &st->ws, images, n,
                                mode, mode == RAM_LOC_MEAN ? NULL : aux, std, team);
         small_call_end(st, &st->choice, team, t0, n);
-        return finish(m, &st->ws, 0, n, labels, probs, locs, seq);
+        ram_status s = finish(m, &st->ws, 0, n, labels, probs, locs, st->zooms, seq);
+        if (!s) st->last_n = n;
+        return s;
     }
     ram_blas_check_threads(ram_team_size(st->team));
     slice_job j = {m, st, images, n, mode, std};
@@ -309,10 +322,23 @@ static ram_status classify(const ram_model *m, ram_state *st, ram_images images,
         int i0, i1;
         ram_split(n, k, nt, 1, &i0, &i1);
         if (i1 > i0) {
-            ram_status s = finish(m, &st->sub[k], i0, i1 - i0, labels, probs, locs, seq);
+            ram_status s = finish(m, &st->sub[k], i0, i1 - i0, labels, probs, locs, st->zooms, seq);
             if (s) return s;
         }
     }
+    st->last_n = n;
+    return RAM_OK;
+}
+
+ram_status ram_state_zooms(const ram_state *st, int n, float *zooms) {
+    if (!st || !zooms) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_zooms: NULL argument");
+    if (n < 1 || n != st->last_n)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "state_zooms: n = %d; the last classify call on this state %s %d images", n,
+                        st->last_n ? "had" : "was not a successful one of", st->last_n);
+    const size_t count = (size_t)n * st->arch.glimpses;
+    for (size_t i = 0; i < count; i++)
+        zooms[i] = st->zooms ? st->zooms[i] : 1.0f;
     return RAM_OK;
 }
 
@@ -402,6 +428,7 @@ static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images im
                         "classify_stop: a model of %d objects emits a label every %d glimpses; "
                         "stopping is for one label",
                         m->p.objects, m->p.emit_every);
+    st->last_n = 0; /* no locations to report */
     if (st->precision == RAM_PRECISION_HALF) {
         ram_status s = refresh_half(m, st);
         if (s) return s;

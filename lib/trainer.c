@@ -30,7 +30,7 @@ void ram_trainer_params_init_sized(ram_trainer_params *p, size_t size) {
 typedef struct worker {
     ram_ws ws;
     float *gbw;         /* baseline gradient */
-    float *b, *R, *dmu; /* T x n baseline, returns; T x n x 2 location gradient */
+    float *b, *R, *dmu; /* T x n baseline, returns; T x n x ld location gradient */
     int *pred;          /* slice x objects */
     long bad;           /* first image of the slice whose glimpse read a NaN/Inf pixel, or -1 */
     bool policy_failed; /* the REINFORCE estimator refused a non-finite mean or baseline */
@@ -46,7 +46,7 @@ struct ram_trainer {
     int nw;         /* workers: the team's threads (the caller's runs w[0]) */
     ram_team *team; /* NULL with one worker */
     worker *w;
-    float *eps; /* max_batch x T x 2, sample-major: independent of the split */
+    float *eps; /* max_batch x T x ld, sample-major: independent of the split */
     /* the gradient hook and its flat buffer [model gradient; baseline gradient] */
     ram_gradient_fn hook;
     void *hook_user;
@@ -148,7 +148,7 @@ static float object_returns(const ram_trainer *t, const int *pred, const int *la
 static void policy_loss(ram_trainer *t, worker *wk, const int *labels, int n) {
     const ram_policy *pol = t->pol;
     const ram_ws *ws = &wk->ws;
-    const int T = t->m->p.glimpses;
+    const int T = t->m->p.glimpses, L = t->m->ld;
     const float std = pol->p.std, alpha = pol->p.reward_scale, N = (float)t->n;
     if (t->m->p.objects > 1) {
         for (int i = 0; i < n; i++)
@@ -163,10 +163,10 @@ static void policy_loss(ram_trainer *t, worker *wk, const int *labels, int n) {
     ram_baseline_forward(pol, ram_top_state(t->m, ws), n, wk->b);
     for (int s = 0; s < T; s++) {
         const size_t o = (size_t)s * n;
-        if (ram_reinforce_gaussian(ws->loc + 2 * o, ws->mu + 2 * o, n, 2, std, wk->R + o, wk->b + o,
-                                   alpha, N, wk->dmu + 2 * o))
+        if (ram_reinforce_gaussian(ws->loc + L * o, ws->mu + L * o, n, L, std, wk->R + o, wk->b + o,
+                                   alpha, N, wk->dmu + L * o))
             wk->policy_failed = true;
-        ram_reinforce_gaussian_surrogate(ws->loc + 2 * o, ws->mu + 2 * o, n, 2, std, wk->R + o,
+        ram_reinforce_gaussian_surrogate(ws->loc + L * o, ws->mu + L * o, n, L, std, wk->R + o,
                                          wk->b + o, alpha, &wk->surrogate);
         for (int i = 0; i < n; i++)
             wk->baseline += wk->b[o + i];
@@ -213,12 +213,13 @@ static void run_slice(ram_trainer *t, worker *wk) {
     const bool soft = m->p.sensor == RAM_SENSOR_SOFT;
     const bool sampled = !soft || pol->p.soft_training == RAM_SOFT_HYBRID;
     if (sampled) {
-        /* Noise for sample i, step s lives at eps[(i * T + s) * 2]. */
+        /* Noise for sample i, step s lives at eps[(i * T + s) * ld]. */
+        const int L = m->ld;
         for (int s = 0; s < T; s++)
             for (int i = 0; i < n; i++)
-                for (int d = 0; d < 2; d++)
-                    ws->aux[((size_t)s * n + i) * 2 + d] =
-                        t->eps[(((size_t)wk->i0 + i) * T + s) * 2 + d];
+                for (int d = 0; d < L; d++)
+                    ws->aux[((size_t)s * n + i) * L + d] =
+                        t->eps[(((size_t)wk->i0 + i) * T + s) * L + d];
         ram_model_forward_with(m, m->w, NULL, &t->cols, ws, images, n, RAM_LOC_SAMPLE, ws->aux,
                                pol->p.std, NULL);
     } else {
@@ -357,7 +358,7 @@ static ram_status make_workers(ram_trainer *t, size_t slice) {
         wk->gbw = calloc(nbw ? nbw : 1, sizeof(float));
         wk->b = malloc(sizeof(float) * T * slice);
         wk->R = malloc(sizeof(float) * T * slice);
-        wk->dmu = malloc(sizeof(float) * T * slice * 2);
+        wk->dmu = malloc(sizeof(float) * T * slice * (size_t)m->ld);
         wk->pred = malloc(sizeof(int) * slice * m->p.objects);
         if (!wk->gbw || !wk->b || !wk->R || !wk->dmu || !wk->pred)
             return ram_fail(RAM_ERR_OUT_OF_MEMORY, "trainer_create: out of memory");
@@ -383,7 +384,7 @@ ram_status ram_trainer_create(ram_model *m, ram_policy *pol, const ram_trainer_p
     ram_rng_seed(&t->rng, m->p.seed ^ 0x5deece66dULL);
     const size_t slice = (size_t)(p.max_batch + t->nw - 1) / t->nw;
     t->w = calloc(t->nw, sizeof *t->w);
-    t->eps = malloc(sizeof(float) * p.max_batch * m->p.glimpses * 2);
+    t->eps = malloc(sizeof(float) * p.max_batch * m->p.glimpses * (size_t)m->ld);
     t->n_blocks = (m->n_params + GRAD_BLOCK - 1) / GRAD_BLOCK;
     t->block_sq = calloc(t->n_blocks, sizeof(double));
     if (!t->w || !t->eps || !t->block_sq)
@@ -538,7 +539,7 @@ static ram_status train_batch(ram_trainer *t, ram_images images, const int *labe
     if (t->avg_in) return refuse_average_in(what);
     const int T = t->m->p.glimpses;
     const ram_rng rng_before = t->pol->rng; /* a failed step must change nothing */
-    for (size_t i = 0; i < (size_t)n * T * 2; i++)
+    for (size_t i = 0; i < (size_t)n * T * t->m->ld; i++)
         t->eps[i] = (float)ram_rng_normal(&t->pol->rng);
     t->images = images;
     t->labels = labels;

@@ -81,7 +81,7 @@ START_TEST(extract_same_bits) {
     ck_assert_msg(memcmp(a, b, sizeof(float) * len) == 0, "shape %d sensor %d differs", s,
                   (int)sensor);
     if (sensor == RAM_SENSOR_SOFT) { /* the sampler's gradient reads bytes too */
-        float dout[4096], da[2], db[2];
+        float dout[4096], da[3], db[3];
         const size_t per = ram_glimpse_size(g, c);
         ck_assert_uint_le(per, sizeof dout / sizeof *dout);
         for (size_t k = 0; k < per; k++)
@@ -89,9 +89,9 @@ START_TEST(extract_same_bits) {
         for (int i = 0; i < n; i++) {
             const size_t px = (size_t)c * h * w;
             ram_glimpse_soft_backward(g, ram_image_f32(floats + i * px), c, h, w, locs[2 * i],
-                                      locs[2 * i + 1], dout, &da[0], &da[1]);
+                                      locs[2 * i + 1], dout, &da[0], &da[1], &da[2]);
             ram_glimpse_soft_backward(g, (ram_image){bytes + i * px, true}, c, h, w, locs[2 * i],
-                                      locs[2 * i + 1], dout, &db[0], &db[1]);
+                                      locs[2 * i + 1], dout, &db[0], &db[1], &db[2]);
             ck_assert(memcmp(da, db, sizeof da) == 0);
         }
     }

@@ -39,35 +39,40 @@ typedef struct config {
     int context;              /* the context's side, or 0 */
     int objects;              /* labels per image: 2 of 4 glimpses, or 3 of 3 */
     int contrast;             /* cells as contrast magnitudes */
+    float zoom;               /* zoom as an action in [1 / zoom, zoom], or 0 */
 } config;
 
 static const config configs[] = {
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
     /* two layers */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 0, 1, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 0, 1, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 0, 1, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 0, 1, 0, 0},
     /* the context network, on one layer and on two (5 x 5 of a 10 x 9 image;
      * 12 x 12: more cells than pixels) */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 12, 1, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 5, 1, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 1, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 12, 1, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 5, 1, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 1, 0, 0},
     /* several objects: a label every 2 glimpses of 4, or after each of 3 */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 2, 0},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 3, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 5, 2, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 3, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 2, 0, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 3, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 5, 2, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 3, 0, 0},
     /* contrast magnitudes in the retina and in the context */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 1},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 4, 2, 1},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 1, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 4, 2, 1, 0},
+    /* zoom as an action: a third location output, and the glimpse
+     * network's location layer reads it */
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 2.0f},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 2, 0, 1.5f},
 };
 enum { N_CONFIGS = sizeof configs / sizeof *configs };
 
@@ -96,6 +101,8 @@ static void setup(fixture *f, const config *c) {
     p.bound = c->bound;
     p.objects = c->objects;
     p.contrast = c->contrast;
+    p.zoom_min = c->zoom > 0 ? 1.0f / c->zoom : 0.0f;
+    p.zoom_max = c->zoom;
     p.glimpses = p.objects == 2 ? 4 : 3;
     p.loc_range_pixels = 0;
     p.init_scale = 0.4f; /* large enough that gradients dwarf float rounding */
@@ -108,11 +115,12 @@ static void setup(fixture *f, const config *c) {
         f->images[i] = urand();
     for (int i = 0; i < N * p.objects; i++)
         f->labels[i] = (i * 3 + 1) % p.classes;
-    const int T = p.glimpses;
-    f->locs = malloc(sizeof(float) * T * N * 2);
+    const int T = p.glimpses, L = m->ld;
+    ck_assert_int_eq(L, c->zoom > 0 ? 3 : 2);
+    f->locs = malloc(sizeof(float) * T * N * L);
     f->R = malloc(sizeof(float) * T * N);
     f->b = malloc(sizeof(float) * T * N);
-    for (int i = 0; i < T * N * 2; i++)
+    for (int i = 0; i < T * N * L; i++)
         f->locs[i] = 1.6f * urand() - 0.8f;
     for (int i = 0; i < T * N; i++) {
         f->R[i] = urand() < 0.5f ? 1.0f : 0.0f;
@@ -143,8 +151,8 @@ static double loss(fixture *f, bool with_reinforce) {
     if (with_reinforce)
         for (int t = 0; t < T; t++)
             for (int i = 0; i < N; i++)
-                for (int d = 0; d < 2; d++) {
-                    size_t k = ((size_t)t * N + i) * 2 + d;
+                for (int d = 0; d < m->ld; d++) {
+                    size_t k = ((size_t)t * N + i) * m->ld + d;
                     double z = (f->locs[k] - f->ws.mu[k]) / f->std;
                     L += f->alpha * (f->R[t * N + i] - f->b[t * N + i]) * 0.5 * z * z / N;
                 }
@@ -162,11 +170,12 @@ static void analytic(fixture *f, bool with_reinforce, bool detach) {
                 (f->ws.probs[q * K + k] - (k == f->labels[q % N * S + q / N])) / N;
     float *dmu = NULL;
     if (with_reinforce) {
-        dmu = malloc(sizeof(float) * T * N * 2);
+        const int L = m->ld;
+        dmu = malloc(sizeof(float) * T * N * L);
         for (int t = 0; t < T; t++)
-            ck_assert_int_eq(ram_reinforce_gaussian(f->locs + t * N * 2, f->ws.mu + t * N * 2, N, 2,
+            ck_assert_int_eq(ram_reinforce_gaussian(f->locs + t * N * L, f->ws.mu + t * N * L, N, L,
                                                     f->std, f->R + t * N, f->b + t * N, f->alpha, N,
-                                                    dmu + t * N * 2),
+                                                    dmu + t * N * L),
                              RAM_OK);
     }
     memset(f->ws.grad, 0, sizeof(float) * m->n_params);

@@ -650,6 +650,92 @@ START_TEST(test_contrast_roundtrip) {
 }
 END_TEST
 
+/* Zoom as an action: a ZOOM chunk with the range, the same classifications
+ * and zooms after a round trip, on one thread and two; a chunk that says
+ * nothing or a bad range refused; bad ranges refused at creation. */
+START_TEST(test_zoom_roundtrip) {
+    make_dir();
+    ram_model_params p;
+    small_params(&p, RAM_CORE_LSTM, RAM_GLIMPSE_ADDITIVE);
+    ram_model *plain = NULL, *zm = NULL, *back = NULL;
+    ck_assert_int_eq(ram_model_create(&p, &plain), RAM_OK);
+    p.zoom_min = 0.5f;
+    p.zoom_max = 2.0f;
+    ck_assert_int_eq(ram_model_create(&p, &zm), RAM_OK);
+    /* one more row of the location network and column of its layer */
+    ck_assert_uint_eq(ram_model_param_count(zm),
+                      ram_model_param_count(plain) + p.core_hidden + 1 + p.loc_hidden);
+    ck_assert_int_eq(ram_model_save(plain, in_dir("plain.ram")), RAM_OK);
+    ck_assert_int_eq(ram_model_save(zm, in_dir("zoom.ram")), RAM_OK);
+    size_t plain_len, len;
+    unsigned char *pb = read_file(in_dir("plain.ram"), &plain_len);
+    unsigned char *d = read_file(in_dir("zoom.ram"), &len);
+    ck_assert_ptr_null(find_tag(pb, plain_len, "ZOOM"));
+    unsigned char *tag = find_tag(d, len, "ZOOM");
+    ck_assert_ptr_nonnull(tag);
+    ck_assert_int_eq(ram_model_load(in_dir("zoom.ram"), &back), RAM_OK);
+    ram_model_params q;
+    ram_model_params_init(&q);
+    ck_assert_int_eq(ram_model_get_params(back, &q), RAM_OK);
+    ck_assert(q.zoom_min == 0.5f && q.zoom_max == 2.0f);
+    static float img[3 * 2 * 12 * 10];
+    for (size_t i = 0; i < sizeof img / sizeof *img; i++)
+        img[i] = (float)((i * 37 + 11) % 101) / 100.0f;
+    const int T = p.glimpses;
+    float pa[3 * 4], pl[3 * 4], za[3 * 16], zl[3 * 16], z2[3 * 16];
+    ck_assert_int_le(T, 16);
+    ram_state *sa, *sl, *s2, *sp;
+    ck_assert_int_eq(ram_state_create(zm, 3, &sa), RAM_OK);
+    ck_assert_int_eq(ram_state_create(back, 3, &sl), RAM_OK);
+    ck_assert_int_eq(ram_state_create_threads(zm, 3, 2, &s2), RAM_OK);
+    ck_assert_int_eq(ram_state_zooms(sa, 3, za), RAM_ERR_INVALID_ARGUMENT); /* no call yet */
+    ck_assert_int_eq(ram_model_classify(zm, sa, img, 3, NULL, pa, NULL), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(back, sl, img, 3, NULL, pl, NULL), RAM_OK);
+    ck_assert_mem_eq(pa, pl, sizeof pa);
+    ck_assert_int_eq(ram_state_zooms(sa, 3, za), RAM_OK);
+    ck_assert_int_eq(ram_state_zooms(sl, 3, zl), RAM_OK);
+    ck_assert_int_eq(ram_state_zooms(sa, 2, zl), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_mem_eq(za, zl, sizeof(float) * 3 * T);
+    for (int i = 0; i < 3 * T; i++)
+        ck_assert(za[i] >= 0.5f && za[i] <= 2.0f);
+    for (int calls = 0; calls < 20; calls++) { /* both of the state's ways for small calls */
+        ck_assert_int_eq(ram_model_classify(zm, s2, img, 3, NULL, pl, NULL), RAM_OK);
+        ck_assert_mem_eq(pa, pl, sizeof pa);
+        ck_assert_int_eq(ram_state_zooms(s2, 3, z2), RAM_OK);
+        ck_assert_mem_eq(za, z2, sizeof(float) * 3 * T);
+    }
+    /* a model without zoom reports 1 */
+    ck_assert_int_eq(ram_state_create(plain, 3, &sp), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(plain, sp, img, 3, NULL, pl, NULL), RAM_OK);
+    ck_assert_int_eq(ram_state_zooms(sp, 3, z2), RAM_OK);
+    for (int i = 0; i < 3 * T; i++)
+        ck_assert(z2[i] == 1.0f);
+    ram_state_free(sp);
+    ram_state_free(s2);
+    ram_state_free(sa);
+    ram_state_free(sl);
+    ram_model_free(back);
+    const size_t at = (size_t)(tag - d);
+    const float bad[][2] = {{0.0f, 0.0f}, {2.0f, 0.5f}, {-1.0f, 2.0f}, {0.5f, 17.0f}, {0.5f, NAN}};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        memcpy(d + at + 16, bad[b], sizeof bad[b]); /* little-endian floats */
+        fix_crc(d, len);
+        ck_assert_int_eq(ram_model_load_memory(d, len, &back), RAM_ERR_FORMAT);
+        ck_assert(strstr(ram_last_error(), "ZOOM") || strstr(ram_last_error(), "zoom"));
+    }
+    const float refused[][2] = {{0.5f, 0.0f}, {0.0f, 2.0f}, {1.0f, 1.0f}, {0.5f, 20.0f}};
+    for (size_t b = 0; b < sizeof refused / sizeof *refused; b++) {
+        p.zoom_min = refused[b][0];
+        p.zoom_max = refused[b][1];
+        ck_assert_int_eq(ram_model_create(&p, &back), RAM_ERR_INVALID_ARGUMENT);
+    }
+    free(pb);
+    free(d);
+    ram_model_free(plain);
+    ram_model_free(zm);
+}
+END_TEST
+
 START_TEST(test_names_refused) {
     ram_model *m = small_model(RAM_CORE_RNN, RAM_GLIMPSE_ADDITIVE);
     const char *good[4] = {"a", "b", "c", "d"};
@@ -917,6 +1003,7 @@ static Suite *serialize_suite(void) {
     tcase_add_test(rt, test_names_refused);
     tcase_add_test(rt, test_cell_samples_roundtrip);
     tcase_add_test(rt, test_contrast_roundtrip);
+    tcase_add_test(rt, test_zoom_roundtrip);
     tcase_add_test(rt, test_atomic_save);
     tcase_add_test(rt, test_checkpoint_is_a_model_file);
     suite_add_tcase(s, rt);

@@ -55,7 +55,7 @@ static ram_glimpse *make_sensor(int patch, int depth, float scale, ram_sensor se
 static ram_glimpse *make_sides(int patch, int depth, const int *sides) {
     ram_glimpse *g = make_sensor(patch, depth, 1.0f, RAM_SENSOR_SOFT);
     for (int k = 0; k < depth; k++)
-        g->side[k] = sides[k];
+        g->span[k] = g->side[k] = sides[k];
     return g;
 }
 
@@ -97,7 +97,7 @@ static double bilinear(const float *img, int h, int w, int ch, double x, double 
  * square averaged: the cell, c = side / P, or where c < 1 the pixel-wide
  * square centred on it. */
 static double cell_start(const ram_glimpse *g, int k, double centre, int j, double *box) {
-    const double side = g->side[k], cell = side / g->patch;
+    const double side = g->span[k], cell = side / g->patch;
     *box = fmax(cell, 1.0);
     return centre - side / 2 + (j + 0.5) * cell - *box / 2;
 }
@@ -441,6 +441,93 @@ START_TEST(test_derivative_at_kinks) {
 }
 END_TEST
 
+/* ---- the zoom derivative ---- */
+
+/* The derivative of every value with respect to log s, s the factor of the
+ * squares' sides, at a zoomed sensor: against central differences of the
+ * reference in double (at random zooms and locations no kink lies within
+ * the step), and the contracted form ram_glimpse_soft_backward() gives
+ * against the jacobian contracted with a random dout. */
+static void check_zoom_derivative(int P, int depth, float scale, int c, int h, int w, float zoom,
+                                  float lx, float ly) {
+    ram_glimpse *base = make_sensor(P, depth, scale, RAM_SENSOR_SOFT);
+    struct ram_glimpse g, up, down;
+    ram_glimpse_zoomed(base, zoom, &g);
+    const size_t per = ram_glimpse_size(&g, c);
+    float *img = random_images(1, c, h, w);
+    float *js = malloc(sizeof(float) * per), *dout = malloc(sizeof(float) * per);
+    double *rp = malloc(sizeof(double) * per), *rm = malloc(sizeof(double) * per);
+    ram_glimpse_soft_jacobian_zoom(&g, img, c, h, w, lx, ly, js);
+    const double step = 1e-6;
+    up = down = g;
+    for (int k = 0; k < depth; k++) {
+        up.span[k] = g.span[k] * exp(step);
+        down.span[k] = g.span[k] * exp(-step);
+    }
+    ref_soft(&up, img, c, h, w, lx, ly, rp);
+    ref_soft(&down, img, c, h, w, lx, ly, rm);
+    double contracted = 0;
+    for (size_t k = 0; k < per; k++) {
+        const double exact = (rp[k] - rm[k]) / (2 * step);
+        ck_assert_msg(fabs(exact - js[k]) < 1e-4 * (1 + fabs(exact)),
+                      "patch %d depth %d zoom %g loc (%g, %g) value %zu: derivative %g, "
+                      "reference %g",
+                      P, depth, (double)zoom, (double)lx, (double)ly, k, (double)js[k], exact);
+        dout[k] = 2 * lcg_uniform() - 1;
+        contracted += (double)dout[k] * js[k];
+    }
+    float dx, dy, ds = NAN;
+    ram_glimpse_soft_backward(&g, ram_image_f32(img), c, h, w, lx, ly, dout, &dx, &dy, &ds);
+    ck_assert_msg(fabs(ds - contracted) < 1e-4 * (1 + fabs(contracted)),
+                  "backward %g, jacobian contracted %g", (double)ds, contracted);
+    free(js);
+    free(dout);
+    free(rp);
+    free(rm);
+    free(img);
+    ram_glimpse_free(base);
+}
+
+/* Zooms that make cells of less than a pixel, of one, and of several (and
+ * of a fraction more), squares inside and partly outside the image. */
+START_TEST(test_zoom_derivative) {
+    lcg_state = 9;
+    for (int i = 0; i < 12; i++) {
+        const float lx = 2.2f * lcg_uniform() - 1.1f, ly = 2.2f * lcg_uniform() - 1.1f;
+        const float zoom = (float)exp(2.0 * lcg_uniform() - 1.0); /* 1/e .. e */
+        check_zoom_derivative(4, 3, 2.0f, 2, 10, 12, zoom, lx, ly);
+        check_zoom_derivative(3, 2, 1.7f, 1, 22, 24, zoom, lx, ly);
+        check_zoom_derivative(12, 2, 40.0f / 12, 1, 46, 50, zoom, lx, ly);
+    }
+}
+END_TEST
+
+/* The public zoom: the sides of a zoomed sensor, rounded for the hard one,
+ * exact for the soft one; 1 restores the sensor as created. */
+START_TEST(test_set_zoom) {
+    ram_glimpse *hard = make_sensor(8, 3, 2.0f, RAM_SENSOR_HARD);
+    ram_glimpse *soft = make_sensor(8, 3, 2.0f, RAM_SENSOR_SOFT);
+    ck_assert_int_eq(ram_glimpse_set_zoom(hard, 1.3f), RAM_OK);
+    ck_assert_int_eq(ram_glimpse_set_zoom(soft, 1.3f), RAM_OK);
+    const int want[3] = {10, 21, 42}; /* round(8 x 1.3), round(16 x 1.3), round(32 x 1.3) */
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(hard->side[k], want[k]);
+        ck_assert(fabs(soft->span[k] - 8 * pow(2, k) * 1.3) < 1e-5);
+    }
+    ck_assert_int_eq(ram_glimpse_set_zoom(hard, 0.02f), RAM_OK);
+    ck_assert_int_eq(hard->side[0], 1); /* at least a pixel */
+    ck_assert_int_eq(ram_glimpse_set_zoom(hard, 1.0f), RAM_OK);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(hard->side[k], 8 << k);
+    ck_assert_int_eq(ram_glimpse_set_zoom(hard, 0.0f), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_glimpse_set_zoom(hard, NAN), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_glimpse_set_zoom(hard, 17.0f), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ram_glimpse_set_zoom(NULL, 1.0f), RAM_ERR_INVALID_ARGUMENT);
+    ram_glimpse_free(hard);
+    ram_glimpse_free(soft);
+}
+END_TEST
+
 /* On the image's edges, partly outside and wholly outside (derivative 0). */
 START_TEST(test_derivative_outside) {
     lcg_state = 6;
@@ -591,6 +678,8 @@ int main(void) {
     tcase_add_test(grad, test_derivative_at_kinks);
     tcase_add_test(grad, test_derivative_outside);
     tcase_add_test(grad, test_backward_batch);
+    tcase_add_test(grad, test_zoom_derivative);
+    tcase_add_test(grad, test_set_zoom);
     suite_add_tcase(s, grad);
     TCase *args = tcase_create("arguments");
     tcase_add_test(args, test_refusals);

@@ -40,6 +40,7 @@ typedef struct dram_parts {
     int layers;
     ram_core_type upper;
     int context;
+    float zoom_min, zoom_max; /* zoom as an action (0, 0: none) */
 } dram_parts;
 
 static void setup_dram(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc_bound bound,
@@ -71,6 +72,8 @@ static void setup_dram(fixture *f, ram_glimpse_form form, ram_core_type core, ra
     p.core_layers = d.layers ? d.layers : 1;
     p.upper_core = d.upper;
     p.context = d.context;
+    p.zoom_min = d.zoom_min;
+    p.zoom_max = d.zoom_max;
     p.glimpses = 3;
     p.classes = 4;
     p.bound = bound;
@@ -98,8 +101,9 @@ static void setup_dram(fixture *f, ram_glimpse_form form, ram_core_type core, ra
     for (int i = 0; i < N; i++)
         f->labels[i] = i % p.classes;
     const int T = p.glimpses;
-    f->eps = malloc(sizeof(float) * T * N * 2);
-    for (int i = 0; i < T * N * 2; i++) /* some samples beyond +-1: the clamp holds them */
+    const int L = f->m->ld;
+    f->eps = malloc(sizeof(float) * T * N * L);
+    for (int i = 0; i < T * N * L; i++) /* some samples beyond +-1: the clamp holds them */
         f->eps[i] = i % 7 == 3 ? 9.0f : 2 * urand() - 1;
     f->std = 0.3f;
     f->coef = NULL;
@@ -107,7 +111,7 @@ static void setup_dram(fixture *f, ram_glimpse_form form, ram_core_type core, ra
 
 static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc_bound bound,
                   float range_pixels) {
-    setup_dram(f, form, core, bound, range_pixels, (dram_parts){1, RAM_CORE_RNN, 0});
+    setup_dram(f, form, core, bound, range_pixels, (dram_parts){1, RAM_CORE_RNN, 0, 0, 0});
 }
 
 static void teardown(fixture *f) {
@@ -122,7 +126,7 @@ static double loss(fixture *f, ram_loc_mode mode) {
     ram_model_forward(f->m, &f->ws, f->images, N, mode, f->eps, f->std);
     double L = 0;
     if (f->coef) {
-        for (int k = 0; k < f->m->p.glimpses * N * 2; k++)
+        for (int k = 0; k < f->m->p.glimpses * N * f->m->ld; k++)
             L += (double)f->coef[k] * f->ws.mu[k];
         return L;
     }
@@ -197,16 +201,21 @@ static const struct {
     float range; /* loc_range_pixels: 0 (the image's edge) or another frame */
     dram_parts dram;
 } configs[] = {
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 0}},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 7.0f, {1, RAM_CORE_RNN, 0}},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 0}},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 7.0f, {1, RAM_CORE_RNN, 0}},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 0.0f, {1, RAM_CORE_RNN, 0}},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 7.0f, {1, RAM_CORE_RNN, 0}},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 0, 0, 0}},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 7.0f, {1, RAM_CORE_RNN, 0, 0, 0}},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 0, 0, 0}},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 7.0f, {1, RAM_CORE_RNN, 0, 0, 0}},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 0.0f, {1, RAM_CORE_RNN, 0, 0, 0}},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 7.0f, {1, RAM_CORE_RNN, 0, 0, 0}},
     /* DRAM's core and context: the locations, and so the loss, depend on them */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 7.0f, {2, RAM_CORE_RNN, 0}},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 7.0f, {2, RAM_CORE_LSTM, 4}},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 5}},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 7.0f, {2, RAM_CORE_RNN, 0, 0, 0}},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 7.0f, {2, RAM_CORE_LSTM, 4, 0, 0}},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 5, 0, 0}},
+    /* zoom as an action: the gradient reaches z through the sensor's
+     * squares (a 3-pixel square zoomed to 1.5..6: samples and cells both) */
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 0, 0.5f, 2.0f}},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 7.0f,
+     {2, RAM_CORE_LSTM, 4, 0.7f, 1.6f}},
 };
 enum { N_CONFIGS = sizeof configs / sizeof *configs };
 
@@ -241,7 +250,7 @@ START_TEST(sampled_locations_gradient) {
                configs[_i].dram);
     analytic(&f, RAM_LOC_SAMPLE);
     int held = 0;
-    for (int k = 0; k < f.m->p.glimpses * N * 2; k++)
+    for (int k = 0; k < f.m->p.glimpses * N * f.m->ld; k++)
         held += f.ws.loc[k] == 1.0f || f.ws.loc[k] == -1.0f;
     ck_assert_msg(held > 0, "no sample at the clamp: that path is not checked");
     double norm;
@@ -259,8 +268,9 @@ START_TEST(mean_term_gradient) {
     setup_dram(&f, configs[_i].form, configs[_i].core, configs[_i].bound, configs[_i].range,
                configs[_i].dram);
     const int T = f.m->p.glimpses;
-    float *c = malloc(sizeof(float) * T * N * 2);
-    for (int i = 0; i < T * N * 2; i++)
+    const int L = f.m->ld;
+    float *c = malloc(sizeof(float) * T * N * L);
+    for (int i = 0; i < T * N * L; i++)
         c[i] = urand() - 0.5f;
     f.coef = c;
     analytic(&f, RAM_LOC_SAMPLE);

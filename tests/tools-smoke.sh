@@ -292,6 +292,20 @@ if "${train[@]}" --epochs 1 --contrast --sensor soft --out "$tmp/ct2.ram" 2>"$tm
     fail "--contrast with the soft sensor accepted"
 fi
 grep -q "contrast is for the hard sensor" "$tmp/ct.txt" || fail "soft + contrast: $(cat "$tmp/ct.txt")"
+# Zoom as an action, hard and soft: stored, reported by ram-eval, the
+# zoomed squares drawn by ram-glimpses; half a range refused.
+for sensor in hard soft; do
+    "${train[@]}" --epochs 1 --zoom-min 0.5 --zoom-max 2 --sensor $sensor --out "$tmp/zm.ram" \
+        2>"$tmp/zm.txt" || fail "ram-train --zoom-min/--zoom-max ($sensor): $(cat "$tmp/zm.txt")"
+    "$bin/ram-eval" --model "$tmp/zm.ram" --data "$tmp/data" --json |
+        grep -q '"zoom": \[0.5, 2\]' || fail "ram-eval --json: no zoom ($sensor)"
+    "$bin/ram-glimpses" --model "$tmp/zm.ram" --data "$tmp/data" --count 2 --out "$tmp/zm.png" \
+        >/dev/null 2>&1 || fail "ram-glimpses on a model with zoom ($sensor)"
+done
+if "${train[@]}" --epochs 1 --zoom-min 0.5 --out "$tmp/zm2.ram" 2>"$tmp/zm.txt"; then
+    fail "--zoom-min without --zoom-max accepted"
+fi
+grep -q "go together" "$tmp/zm.txt" || fail "half a zoom range: $(cat "$tmp/zm.txt")"
 # A further leg from a two-object model: --init takes the object count from
 # the model (as the rest of its architecture), without --objects.
 "${init[@]}" --dataset pairs100 --init "$tmp/d.ram.ckpt" --lr 0 --out "$tmp/d3.ram" \

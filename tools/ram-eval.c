@@ -419,6 +419,8 @@ static void print_json(const options *o, const testset *s, int n, const result *
     printf(", \"sensor\": \"%s\"", mp->sensor == RAM_SENSOR_SOFT ? "soft" : "hard");
     if (mp->cell_samples) printf(", \"cell_samples\": %d", mp->cell_samples);
     if (mp->contrast) printf(", \"contrast\": true");
+    if (mp->zoom_max > 0)
+        printf(", \"zoom\": [%g, %g]", (double)mp->zoom_min, (double)mp->zoom_max);
     if (o->no_clutter) printf(", \"no_clutter\": true");
     if (o->stop >= 0) {
         printf(", \"stop_threshold\": %.9g, \"mean_glimpses\": %.4f, \"stopped_at\": [",

@@ -16,6 +16,7 @@
 
 #include <ram/ram.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,7 @@ typedef struct figure {
     const int *pred;      /* rows */
     const float *probs;   /* rows x classes */
     const float *locs;    /* rows x steps x 2 */
+    const float *zooms;   /* rows x steps: each glimpse's zoom factor (1 without zoom) */
     const float *glimpse; /* rows x steps x depth x patch x patch */
     const int *index;     /* rows: index in the data set */
     /* A model of several objects: labels per image, glimpses between them,
@@ -174,6 +176,7 @@ static void draw_input(const figure *fg, const layout *L, canvas *c, int r, int 
     const int S = L->S;
     const float *img = fg->images + (size_t)r * (size_t)fg->h * (size_t)fg->w;
     const float *loc = fg->locs + (size_t)r * (size_t)fg->steps * 2;
+    const float *zoom = fg->zooms + (size_t)r * (size_t)fg->steps;
     clip_all(c);
     for (int y = 0; y < fg->h; y++)
         for (int x = 0; x < fg->w; x++)
@@ -189,7 +192,9 @@ static void draw_input(const figure *fg, const layout *L, canvas *c, int r, int 
     }
     for (int t = 0; t < fg->steps; t++) {
         for (int k = 0; k < fg->depth; k++) {
-            float hs = 0.5f * (float)(fg->side[k] * S);
+            /* zoomed as the hard sensor rounds it, at least one pixel */
+            const float side = fmaxf(1.0f, floorf((float)fg->side[k] * zoom[t] + 0.5f));
+            float hs = 0.5f * side * (float)S;
             draw_box(c, cx[t] - hs, cy[t] - hs, cx[t] + hs, cy[t] + hs, k == 0 ? 2.0f : 1.25f,
                      palette_colour(t));
         }
@@ -314,7 +319,7 @@ typedef struct rows {
     ram_glimpse *g;
     size_t pixels;
     int count, cap, n; /* n: rows chosen */
-    float *sel, *probs, *locs, *glimpses, *batch;
+    float *sel, *probs, *locs, *zooms, *glimpses, *batch;
     int *truth, *pred, *index;
     int *digits; /* a model of several objects: its labels, cap x objects */
 } rows;
@@ -371,8 +376,9 @@ static int allocate(const options *o, rows *w) {
     w->probs = malloc((size_t)w->cap * (size_t)C * (size_t)S * sizeof *w->probs);
     w->digits = malloc((size_t)w->cap * (size_t)S * sizeof *w->digits);
     w->locs = malloc((size_t)w->cap * (size_t)T * 2 * sizeof *w->locs);
+    w->zooms = malloc((size_t)w->cap * (size_t)T * sizeof *w->zooms);
     if (o->errors_only) w->batch = malloc((size_t)chunk * w->pixels * sizeof *w->batch);
-    if (!w->sel || !w->truth || !w->pred || !w->index || !w->probs || !w->locs || !w->digits ||
+    if (!w->sel || !w->truth || !w->pred || !w->index || !w->probs || !w->locs || !w->zooms || !w->digits ||
         (o->errors_only && !w->batch)) {
         fprintf(stderr, "ram-glimpses: out of memory\n");
         return -1;
@@ -419,6 +425,7 @@ static int look(const options *o, rows *w) {
     if (w->pol)
         ram_policy_seed(w->pol, o->set.seed); /* the figure does not depend on --errors' search */
     ram_status s = classify_rows(o, w, w->sel, w->n, w->probs, w->locs);
+    if (s == RAM_OK) s = ram_state_zooms(w->st, w->n, w->zooms);
     if (s != RAM_OK) {
         report("classify", s);
         return -1;
@@ -437,8 +444,10 @@ static int look(const options *o, rows *w) {
     }
     for (int i = 0; i < w->n * T; i++) {
         const float *img = w->sel + (size_t)(i / T) * w->pixels, *l = w->locs + (size_t)i * 2;
-        s = ram_glimpse_extract(w->g, img, 1, 1, w->set.h, w->set.w, l,
-                                w->glimpses + (size_t)i * gsize, gsize);
+        s = ram_glimpse_set_zoom(w->g, w->zooms[i]);
+        if (s == RAM_OK)
+            s = ram_glimpse_extract(w->g, img, 1, 1, w->set.h, w->set.w, l,
+                                    w->glimpses + (size_t)i * gsize, gsize);
         if (s != RAM_OK) {
             report("ram_glimpse_extract", s);
             return -1;
@@ -463,6 +472,7 @@ static int draw(const options *o, const rows *w) {
                  .pred = w->pred,
                  .probs = w->probs,
                  .locs = w->locs,
+                 .zooms = w->zooms,
                  .glimpse = w->glimpses,
                  .index = w->index,
                  .objects = mp->objects,
@@ -536,6 +546,7 @@ int main(int argc, char **argv) {
     free(w.batch);
     free(w.glimpses);
     free(w.locs);
+    free(w.zooms);
     free(w.probs);
     free(w.index);
     free(w.pred);

@@ -220,6 +220,13 @@ RAM_API ram_status ram_glimpse_set_cell_samples(ram_glimpse *g, int k);
  *  the same sensor.  INVALID_ARGUMENT for NULL, a value other than 0 or 1,
  *  or 1 on a soft sensor. */
 RAM_API ram_status ram_glimpse_set_contrast(ram_glimpse *g, int on);
+/** Every square of the sensor's glimpses times `zoom` (1: as created), as
+ *  a model with zoom (ram_model_params.zoom_min) cuts a glimpse whose
+ *  factor is `zoom` (ram_state_zooms()): the hard sensor's sides rounded to
+ *  whole pixels (at least 1), the soft sensor's exact.  Not thread-safe
+ *  with extractions by the same sensor.  INVALID_ARGUMENT for NULL or a
+ *  zoom outside [1/64, 16]. */
+RAM_API ram_status ram_glimpse_set_zoom(ram_glimpse *g, float zoom);
 /** A sensor's kind (HARD for NULL and for ram_glimpse_create()'s). */
 RAM_API ram_sensor ram_glimpse_sensor(const ram_glimpse *g);
 /**
@@ -360,6 +367,21 @@ typedef struct ram_model_params {
      *  (classify: NUMERIC).  Hard sensor only (INVALID_ARGUMENT with the
      *  soft one).  (0) */
     int contrast;
+    /** Zoom as an action: 0 and 0 for none (the default), or a range 0 <
+     *  zoom_min < zoom_max <= 16.  The location policy then has a third
+     *  output z in [-1, 1], bounded, sampled and trained exactly as x and y
+     *  are (the same std; REINFORCE, or backpropagation through a soft
+     *  sensor), and the glimpse at that step has every square's side
+     *  multiplied by the factor exp(log zoom_min + (z + 1) / 2 (log
+     *  zoom_max - log zoom_min)): z = -1 looks closest, z = 0 at the
+     *  geometric middle of the range.  The hard sensor rounds each zoomed
+     *  side to whole pixels (area pooling when the patch does not divide
+     *  it); the soft sensor's squares are exact, so its gradient reaches z.
+     *  The glimpse network's location layer reads (x, y, z).  Stored in the
+     *  model file; a file without it has no zoom.  (0) */
+    float zoom_min;
+    /** The largest zoom factor, with zoom_min (0 with it for none).  (0) */
+    float zoom_max;
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with
@@ -472,6 +494,14 @@ RAM_API ram_status ram_model_classify_ex(const ram_model *m, ram_state *st, cons
 RAM_API ram_status ram_model_classify_stop(const ram_model *m, ram_state *st, const float *images,
                                            int n, float threshold, int *labels, float *probs,
                                            int *steps);
+
+/** The zoom factors of the glimpses of the last classify call on `st`
+ *  (ram_model_classify(), _ex(), _seq() and their byte forms), for a model
+ *  with zoom (ram_model_params.zoom_min): n x glimpses floats into
+ *  `zooms`, n the call's image count, glimpse t of image i at [i x glimpses
+ *  + t] (1 for every glimpse of a model without zoom).  Errors:
+ *  INVALID_ARGUMENT (NULL, or n not the last call's count). */
+RAM_API ram_status ram_state_zooms(const ram_state *st, int n, float *zooms);
 
 /** Save the model (architecture + weights) to `path` in the format described
  *  in docs/file-format.md.  Written to `path`.tmp-XXXXXX then renamed, so

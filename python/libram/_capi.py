@@ -133,6 +133,8 @@ class ModelParams(ctypes.Structure):
         ("emit_every", ctypes.c_int),
         ("cell_samples", ctypes.c_int),
         ("contrast", ctypes.c_int),
+        ("zoom_min", ctypes.c_float),
+        ("zoom_max", ctypes.c_float),
     ]
 
 

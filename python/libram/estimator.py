@@ -51,7 +51,8 @@ MAX_CLASS_NAME = 1024
 # Which constructor arguments go to which libram object.
 _MODEL_KNOBS = ("glimpses", "patch", "depth", "scale", "form", "glimpse_hidden", "loc_hidden",
                 "glimpse_out", "core_hidden", "core", "bound", "loc_std", "loc_range_pixels",
-                "init_scale", "context", "core_layers", "upper_core", "cell_samples", "contrast")
+                "init_scale", "context", "core_layers", "upper_core", "cell_samples", "contrast",
+                "zoom_min", "zoom_max")
 _POLICY_KNOBS = ("std", "baseline", "reward_scale", "discount", "detach_core")
 _TRAINER_KNOBS = ("optimizer", "lr", "momentum", "nesterov", "beta1", "beta2", "eps",
                   "clip_norm", "weight_decay", "average_decay", "threads")
@@ -153,7 +154,9 @@ class RAMClassifier(*_BASES):
     and upper_core (the second layer's cell); cell_samples (0: every pixel
     of a retina cell; k: at most k x k of each, a cost that does not grow
     with the image) and contrast (True: cells as contrast magnitudes, for
-    objects in any colour on any background), hard sensor only.  sensor: "hard" (average
+    objects in any colour on any background), hard sensor only; zoom_min and
+    zoom_max (0 and 0: none; 0 < A < B <= 16: the policy also chooses each
+    glimpse's zoom factor in [A, B]).  sensor: "hard" (average
     pooling, locations trained by REINFORCE), "soft" (bilinear sampling,
     locations trained by backpropagation through it) or "hybrid" (the soft
     sensor, sampled locations, REINFORCE plus the backpropagated term), as
@@ -193,7 +196,7 @@ class RAMClassifier(*_BASES):
                  glimpse_hidden=128, loc_hidden=128, glimpse_out=256, core_hidden=256,
                  core="rnn", bound="tanh", loc_std=0.17, loc_range_pixels=-1.0, init_scale=0.1,
                  context=0, core_layers=1, upper_core="rnn", cell_samples=0, contrast=False,
-                 sensor="hard", std=0.0, baseline="linear", reward_scale=1.0, discount=1.0,
+                 zoom_min=0.0, zoom_max=0.0, sensor="hard", std=0.0, baseline="linear", reward_scale=1.0, discount=1.0,
                  detach_core=True,
                  optimizer="adam", lr=1e-3, lr_final=None, decay_steps=None, momentum=0.9,
                  nesterov=False, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=5.0,
@@ -219,6 +222,8 @@ class RAMClassifier(*_BASES):
         self.upper_core = upper_core
         self.cell_samples = cell_samples
         self.contrast = contrast
+        self.zoom_min = zoom_min
+        self.zoom_max = zoom_max
         self.sensor = sensor
         self.std = std
         self.baseline = baseline

@@ -59,11 +59,11 @@ def test_appended_fields_and_their_defaults():
     names = [f for f, _ in _capi.ModelParams._fields_]
     assert names[names.index("seed") + 1:] == ["sensor", "core_layers", "upper_core", "context",
                                                 "objects", "emit_every", "cell_samples",
-                                                "contrast"]
+                                                "contrast", "zoom_min", "zoom_max"]
     p = _capi.defaults(_capi.ModelParams)
     assert p.struct_size == ctypes.sizeof(_capi.ModelParams)  # the library knows every field
     assert (p.sensor, p.core_layers, p.upper_core, p.context, p.objects, p.emit_every,
-            p.cell_samples, p.contrast) == (0, 1, 0, 0, 1, 0, 0, 0)
+            p.cell_samples, p.contrast, p.zoom_min, p.zoom_max) == (0, 1, 0, 0, 1, 0, 0, 0, 0, 0)
     names = [f for f, _ in _capi.PolicyParams._fields_]
     assert names[names.index("seed") + 1:] == ["soft_training", "reward"]
     p = _capi.defaults(_capi.PolicyParams)

@@ -166,6 +166,13 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .help = "retina and context cells as contrast magnitudes |v - mean| / (4 spread), the "
                  "image's mean and spread per channel: no colour, no light or dark, for objects "
                  "in any colour on any background (hard sensor)"},
+        {"--zoom-min", OPT_FLOAT, &mp->zoom_min, 0, 16, .meta = "A", .flags = OPT_GROUP,
+         .def = "no zoom",
+         .help = "zoom as an action: the policy also chooses a factor in [A, B] for each "
+                 "glimpse's squares (log-uniform in its output), sampled and trained as the "
+                 "location; give both, 0 < A < B <= 16, e.g. 0.5 and 2"},
+        {"--zoom-max", OPT_FLOAT, &mp->zoom_max, 0, 16, .meta = "B", .flags = OPT_GROUP,
+         .def = "no zoom", .help = "the largest zoom factor (with --zoom-min)"},
         {"--objects", OPT_INT, &mp->objects, 1, 64, .meta = "S", .flags = OPT_GROUP,
          .help = "labels per image, one every --emit-every glimpses: 2 on pairs100 and sum100 "
                  "trains on the two digits in reading order (10 classes)"},
@@ -241,6 +248,9 @@ static int check(const tool_info *tool, const tool_opt *t, size_t n, train_optio
     if (o->shift && o->dataset != DATASET_MNIST)
         return opts_usage_error(tool, "--shift is for --dataset mnist; the other sets already "
                                       "place each digit afresh every epoch");
+    if ((o->mp.zoom_min > 0) != (o->mp.zoom_max > 0) ||
+        (o->mp.zoom_max > 0 && !(o->mp.zoom_min < o->mp.zoom_max)))
+        return opts_usage_error(tool, "--zoom-min A and --zoom-max B go together, with A < B");
     if ((o->rotate > 0 || o->zoom > 0) && dataset_objects((dataset_kind)o->dataset) > 1)
         return opts_usage_error(tool, "--rotate and --zoom warp one digit: not for --dataset %s",
                                 dataset_name((dataset_kind)o->dataset));
