@@ -430,10 +430,13 @@ _MODEL_ENUMS = {"form": GLIMPSE_FORMS, "core": CORE_TYPES, "bound": LOC_BOUNDS,
                 "sensor": SENSORS, "upper_core": CORE_TYPES}
 _POLICY_ENUMS = {"baseline": BASELINE_TYPES, "soft_training": SOFT_TRAINING, "reward": REWARDS}
 
-#: Model.classify()'s result: labels (n ints), probs (n x classes),
-#: locs (n x glimpses x (x, y)); Model.classify_seq()'s: labels (n x
-#: objects), probs (n x objects x classes), locs (n x glimpses x (x, y)).
-Classification = collections.namedtuple("Classification", "labels probs locs")
+class Classification(collections.namedtuple("Classification", "labels probs locs")):
+    """Model.classify()'s result: labels (n ints), probs (n x classes),
+    locs (n x glimpses x (x, y)); Model.classify_seq()'s: labels (n x
+    objects), probs (n x objects x classes), locs (n x glimpses x (x, y)).
+    Three fields, as ever; the attribute `zooms` holds each glimpse's zoom
+    factor (n x glimpses; all 1 for a model without zoom as an action)."""
+    zooms = None
 #: Model.classify_stop()'s result: labels (n,), probs (n x classes) and steps
 #: (n,), the glimpses each image took.
 StopClassification = collections.namedtuple("StopClassification", "labels probs steps")
@@ -756,6 +759,8 @@ class Model(_Closeable):
         labels = _new_ints(count * objects)
         probs = _new_floats((count, objects, self.classes) if seq else (count, self.classes))
         locs = _new_floats((count, self.glimpses, 2))
+        zooms = _new_floats((count, self.glimpses))
+        zoom_fn = _capi.ram_state_zooms
         keep = [buf]
         if ptr is None:
             ptr = _placeholder(keep, ctypes.c_uint8 if u8 else ctypes.c_float)
@@ -780,13 +785,23 @@ class Model(_Closeable):
                         fn = _capi.ram_model_classify_ex_u8 if u8 else _capi.ram_model_classify_ex
                         _check(fn(self._ptr, state, args[0], k, LOC_SOURCES[source],
                                   policy.ptr if policy else None, *args[1:]))
+                    if zoom_fn is not None:
+                        zptr = _advance(_pointer(zooms, ctypes.c_float), i * self.glimpses)
+                        _check(zoom_fn(state, k, zptr))
             finally:
                 if policy:
                     policy.close()
         del keep
         if seq and _np is not None:
             labels = labels.reshape(count, objects)
-        return Classification(labels, probs, locs)
+        if zoom_fn is None:  # a library without zoom: every factor is 1
+            for j in range(len(zooms) if _np is None else 0):
+                zooms[j] = 1.0
+            if _np is not None:
+                zooms.fill(1.0)
+        result = Classification(labels, probs, locs)
+        result.zooms = zooms
+        return result
 
     def classify_stop(self, images, threshold, n=None):
         """Stopping when sure (ram_model_classify_stop): each image takes

@@ -341,3 +341,5 @@ ram_model_classify_stop = _optional_fn("ram_model_classify_stop", _STATUS, VOIDP
                                        _INT, ctypes.c_float, INTP, FLOATP, INTP)
 ram_model_classify_stop_u8 = _optional_fn("ram_model_classify_stop_u8", _STATUS, VOIDP, VOIDP,
                                           U8P, _INT, ctypes.c_float, INTP, FLOATP, INTP)
+# Zoom as an action (libram 0.2): None where the library predates it.
+ram_state_zooms = _optional_fn("ram_state_zooms", _STATUS, VOIDP, _INT, FLOATP)

@@ -400,3 +400,40 @@ def test_classifier_refuses_an_unknown_sensor():
     x, y = blobs(16, seed=3)
     with pytest.raises(ValueError, match="sensor must be one of hard, soft, hybrid"):
         libram.RAMClassifier(sensor="bilinear", **ESTIMATOR).fit(x, y)
+
+
+# ---- zoom as an action
+
+ZOOM = dict(height=12, width=12, patch=4, glimpse_hidden=8, loc_hidden=8, glimpse_out=8,
+            core_hidden=8, glimpses=3, classes=3, loc_range_pixels=0.0, zoom_min=0.5,
+            zoom_max=2.0, seed=3)
+
+
+@needs_numpy
+@pytest.mark.parametrize("sensor", ["hard", "soft"])
+def test_zoom_factors_in_range_and_kept_by_the_file(sensor, tmp_path):
+    images = numpy.random.RandomState(1).rand(5, 1, 12, 12).astype(numpy.float32)
+    path = str(tmp_path / "zoom.ram")
+    with libram.Model.create(sensor=sensor, **ZOOM) as model:
+        result = model.classify(images)
+        assert result.zooms.shape == (5, 3)
+        assert ((result.zooms >= 0.5) & (result.zooms <= 2.0)).all()
+        model.save(path)
+        with libram.Model.load(path) as back:
+            assert back.params == model.params
+            again = back.classify(images)
+            assert (again.zooms == result.zooms).all()
+            assert (again.probs == result.probs).all()
+    with libram.Model.create(**SOFT) as plain:  # no zoom: every factor 1
+        assert (plain.classify(images).zooms == 1.0).all()
+    with pytest.raises(libram.InvalidArgumentError):
+        libram.Model.create(**dict(ZOOM, zoom_max=0.25))
+
+
+@needs_numpy
+def test_estimator_zoom_knobs():
+    rng = numpy.random.RandomState(2)
+    x, y = blobs(48, seed=rng.randint(100))
+    clf = libram.RAMClassifier(zoom_min=0.5, zoom_max=2.0, **ESTIMATOR).fit(x, y)
+    assert clf.get_params()["zoom_min"] == 0.5
+    assert clf.model_.params["zoom_max"] == 2.0
