@@ -704,6 +704,47 @@ START_TEST(test_zoom_roundtrip) {
         ck_assert_int_eq(ram_state_zooms(s2, 3, z2), RAM_OK);
         ck_assert_mem_eq(za, z2, sizeof(float) * 3 * T);
     }
+    /* Above 8 images a threaded state gives each thread a slice, with its
+     * share of the noise: the random locations and zooms one thread takes. */
+    {
+        enum { BIG = 20 };
+        static float many[BIG * 2 * 12 * 10];
+        for (size_t i = 0; i < sizeof many / sizeof *many; i++)
+            many[i] = (float)((i * 53 + 7) % 97) / 96.0f;
+        ram_state *one, *two;
+        ram_policy_params pp;
+        ram_policy_params_init(&pp);
+        ram_policy *pol1, *pol2;
+        ck_assert_int_eq(ram_policy_create(&pp, zm, &pol1), RAM_OK);
+        ck_assert_int_eq(ram_policy_create(&pp, zm, &pol2), RAM_OK);
+        ck_assert_int_eq(ram_state_create(zm, BIG, &one), RAM_OK);
+        ck_assert_int_eq(ram_state_create_threads(zm, BIG, 2, &two), RAM_OK);
+        float q1[BIG * 4], q2[BIG * 4], y1[BIG * 16], y2[BIG * 16];
+        ck_assert_int_eq(ram_model_classify_ex(zm, one, many, BIG, RAM_LOCS_RANDOM, pol1, NULL, q1,
+                                               NULL),
+                         RAM_OK);
+        ck_assert_int_eq(ram_model_classify_ex(zm, two, many, BIG, RAM_LOCS_RANDOM, pol2, NULL, q2,
+                                               NULL),
+                         RAM_OK);
+        ck_assert_int_eq(ram_state_zooms(one, BIG, y1), RAM_OK);
+        ck_assert_int_eq(ram_state_zooms(two, BIG, y2), RAM_OK);
+        /* the matrix products of 20 rows and of two slices of 10 may round
+         * their last bits apart */
+        for (int i = 0; i < BIG * 4; i++)
+            ck_assert_float_eq_tol(q1[i], q2[i], 1e-5f);
+        for (int i = 0; i < BIG * T; i++)
+            ck_assert_float_eq_tol(y1[i], y2[i], 1e-5f);
+        float lo = 2, hi = 0;
+        for (int i = 0; i < BIG * T; i++) {
+            lo = y1[i] < lo ? y1[i] : lo;
+            hi = y1[i] > hi ? y1[i] : hi;
+        }
+        ck_assert_msg(lo < 0.8f && hi > 1.25f, "random zooms from %g to %g", (double)lo, (double)hi);
+        ram_state_free(one);
+        ram_state_free(two);
+        ram_policy_free(pol1);
+        ram_policy_free(pol2);
+    }
     /* a model without zoom reports 1 */
     ck_assert_int_eq(ram_state_create(plain, 3, &sp), RAM_OK);
     ck_assert_int_eq(ram_model_classify(plain, sp, img, 3, NULL, pl, NULL), RAM_OK);
