@@ -173,7 +173,8 @@ static flops count_flops(const ram_model_params *p) {
     double D = (double)p->channels * p->glimpse.depth * p->glimpse.patch * p->glimpse.patch;
     double Hg = p->glimpse_hidden, Hl = p->loc_hidden, G = p->glimpse_out, H = p->core_hidden;
     double gates = p->core == RAM_CORE_LSTM ? 4 : 1, T = p->glimpses, K = p->classes;
-    double g1 = D * Hg, l1 = 2 * Hl, g2 = (Hg + Hl) * G, core = (G + H) * gates * H, loc = H * 2,
+    const double L = p->zoom_max > 0 ? 3 : 2; /* floats of a location: (x, y) or (x, y, zoom) */
+    double g1 = D * Hg, l1 = L * Hl, g2 = (Hg + Hl) * G, core = (G + H) * gates * H, loc = H * L,
            base = H, cls = H * K;
     double step = g1 + l1 + g2 + core + loc;
     flops f;
@@ -557,7 +558,7 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             q.glimpse.scale == p.glimpse.scale && q.glimpses == p.glimpses &&
             q.glimpse_hidden == p.glimpse_hidden && q.loc_hidden == p.loc_hidden &&
             q.glimpse_out == p.glimpse_out && q.core_hidden == p.core_hidden && q.core == p.core &&
-            q.classes == p.classes) {
+            q.classes == p.classes && q.zoom_max == p.zoom_max) {
             ram_model_free(m);
             m = trained;
             weights = opt.model;

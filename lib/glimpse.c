@@ -56,8 +56,11 @@ void ram_glimpse_zoomed(const struct ram_glimpse *g, float zoom, struct ram_glim
     *out = *g;
     for (int k = 0; k < g->depth; k++) {
         out->span[k] = g->span[k] * zoom;
-        const double side = floor(out->span[k] + 0.5);
-        out->side[k] = side < 1.0 ? 1 : (int)side;
+        double side = floor(out->span[k] + 0.5);
+        /* at least a pixel; NaN too, so that the cast is defined */
+        if (!(side >= 1.0)) side = 1.0;
+        if (side > 1 << 24) side = 1 << 24;
+        out->side[k] = (int)side;
     }
 }
 
@@ -300,6 +303,21 @@ INLINE void pool_row(const void *plane, bool u8, int h, int w, const long *xb, i
     }
 }
 
+/* Row i of a square narrower than the patch (side < P: a zoom below 1
+ * makes one), whose cells are less than a pixel wide: each cell reads the
+ * pixel under its centre, the one at y0 + floor((2i + 1) side / 2P) and
+ * x0 + floor((2j + 1) side / 2P); zeros outside.  (With side = P that is
+ * pool_row()'s one pixel per cell.) */
+INLINE void point_row(const void *plane, bool u8, int h, int w, long x0, long y0, int P, int side,
+                      int i, float *o) {
+    const long r = y0 + (2L * i + 1) * side / (2L * P);
+    const bool row_in = r >= 0 && r < h;
+    for (int j = 0; j < P; j++) {
+        const long x = x0 + (2L * j + 1) * side / (2L * P);
+        o[j] = row_in && x >= 0 && x < w ? 0.0f + pixel(plane, u8, (size_t)r * w + (size_t)x) : 0.0f;
+    }
+}
+
 /* Row i of a scale whose cells are wider than k pixels, each cell read at
  * the k x k (fewer where the cell is narrower) pixels at the centres of a
  * grid over it (ram_model_params.cell_samples): at most k^2 reads a cell,
@@ -406,7 +424,9 @@ INLINE void hard_rows(const struct ram_glimpse *g, const void *px, bool u8, int 
                     cell_band(g, h, ny0, i, &a, &b);
                     prefetch_block(pixel_addr(next, u8, (size_t)ch * h * w), u8, w, a, b, nc0, nc1);
                 }
-                if (K && side > (long)K * P) /* cells wider than K pixels */
+                if (side < P) /* cells narrower than a pixel: zoomed in */
+                    point_row(plane, u8, h, w, x0, y0, P, side, i, o + i * P);
+                else if (K && side > (long)K * P) /* cells wider than K pixels */
                     sampled_row(plane, u8, h, w, xb, P, side, y0, i, K, o + i * P);
                 else
                     pool_row(plane, u8, h, w, xb, P, side, y0, i, o + i * P);

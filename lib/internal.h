@@ -200,7 +200,11 @@ RAM_HIDDEN void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const flo
                                           int h, int w, float lx, float ly, float *jx, float *jy);
 /* d out / d log s, s the factor every square's side is multiplied by
  * (the zoom), at s = 1 for g (a zoomed glimpse: g from ram_glimpse_zoomed());
- * as out, the right-hand derivative at a kink. */
+ * as out.  At a kink (an edge on a pixel edge) each edge's one-sided
+ * derivative is that of the pixel it moves into along +x or +y, as for
+ * the location: for edges left of the centre, which move left as s grows,
+ * that is the derivative from below in s (either side would do for
+ * descent). */
 RAM_HIDDEN void ram_glimpse_soft_jacobian_zoom(const struct ram_glimpse *g, const float *img, int c,
                                                int h, int w, float lx, float ly, float *js);
 /* The same contracted with dout (the loss gradient w.r.t. the glimpse):
@@ -388,9 +392,15 @@ struct ram_model {
     ram_fit fit;
 };
 
-/* The zoom factor of a location's z (a model with zoom). */
+/* The zoom factor of a location's z (a model with zoom), within the
+ * model's range: expf can round a last bit beyond it, and a NaN z (a core
+ * overflowed by huge pixels) reads as the smallest factor rather than
+ * reaching the sensor's casts. */
 static inline float ram_model_zoom(const struct ram_model *m, float z) {
-    return expf(m->zoom_lo + (z + 1.0f) * m->zoom_half);
+    float f = expf(m->zoom_lo + (z + 1.0f) * m->zoom_half);
+    if (!(f >= m->p.zoom_min)) f = m->p.zoom_min;
+    if (f > m->p.zoom_max) f = m->p.zoom_max;
+    return f;
 }
 
 /* Longest class name, in bytes (the terminating NUL not counted). */

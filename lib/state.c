@@ -263,6 +263,7 @@ static void forward_slice(void *arg, int k, int nt) {
 static ram_status classify(const ram_model *m, ram_state *st, ram_images images, int n,
                            ram_loc_source source, ram_policy *pol, int *labels, float *probs,
                            float *locs, bool seq) {
+    if (st) st->last_n = 0; /* set again when the call succeeds */
     if (!m || !st || ram_images_missing(images, 1))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: NULL model, state or images");
     if (n < 1 || n > st->max_batch)
@@ -283,7 +284,6 @@ static ram_status classify(const ram_model *m, ram_state *st, ram_images images,
     ram_cols_refresh(&st->cols, m, st->w16);
     float *aux = by_slice ? st->noise : st->ws.aux;
     const size_t nl = (size_t)m->p.glimpses * n * m->ld;
-    st->last_n = 0; /* set again when the call succeeds */
     ram_loc_mode mode = RAM_LOC_FIXED;
     float std = 0;
     switch (source) {
@@ -332,10 +332,14 @@ static ram_status classify(const ram_model *m, ram_state *st, ram_images images,
 
 ram_status ram_state_zooms(const ram_state *st, int n, float *zooms) {
     if (!st || !zooms) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_zooms: NULL argument");
-    if (n < 1 || n != st->last_n)
+    if (!st->last_n)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
-                        "state_zooms: n = %d; the last classify call on this state %s %d images", n,
-                        st->last_n ? "had" : "was not a successful one of", st->last_n);
+                        "state_zooms: the last call on this state was no successful classify call "
+                        "(stopping calls report no locations)");
+    if (n != st->last_n)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "state_zooms: n = %d; the last classify call on this state had %d images",
+                        n, st->last_n);
     const size_t count = (size_t)n * st->arch.glimpses;
     for (size_t i = 0; i < count; i++)
         zooms[i] = st->zooms ? st->zooms[i] : 1.0f;
@@ -412,6 +416,7 @@ static void finish_stop(const ram_model *m, const ram_ws *ws, int i0, int n, int
 
 static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images images, int n,
                                 float threshold, int *labels, float *probs, int *steps) {
+    if (st) st->last_n = 0; /* no locations to report */
     if (!m || !st || ram_images_missing(images, 1))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify_stop: NULL model, state or images");
     if (n < 1 || n > st->max_batch)
@@ -428,7 +433,6 @@ static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images im
                         "classify_stop: a model of %d objects emits a label every %d glimpses; "
                         "stopping is for one label",
                         m->p.objects, m->p.emit_every);
-    st->last_n = 0; /* no locations to report */
     if (st->precision == RAM_PRECISION_HALF) {
         ram_status s = refresh_half(m, st);
         if (s) return s;

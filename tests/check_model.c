@@ -72,7 +72,7 @@ static const config configs[] = {
     /* zoom as an action: a third location output, and the glimpse
      * network's location layer reads it */
     {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 2.0f},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 2, 0, 1.5f},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 2, 0, 1.5f},
 };
 enum { N_CONFIGS = sizeof configs / sizeof *configs };
 

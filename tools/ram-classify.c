@@ -51,7 +51,7 @@ typedef struct classifier {
     ram_model *model;
     ram_model_params mp;
     ram_state *st;
-    float *canvas, *probs, *locs;
+    float *canvas, *probs, *locs, *zooms;
     int *order;  /* classes by probability */
     int *labels; /* objects > 1: the label sequence (probs: objects x classes) */
     int steps;   /* --stop-threshold: the glimpses the image took */
@@ -102,6 +102,7 @@ static int open_model(classifier *c) {
     c->probs = malloc(sizeof *c->probs * (size_t)c->mp.classes * (size_t)c->mp.objects);
     c->labels = malloc(sizeof *c->labels * (size_t)c->mp.objects);
     c->locs = malloc(sizeof *c->locs * 2 * (size_t)c->mp.glimpses);
+    c->zooms = malloc(sizeof *c->zooms * (size_t)c->mp.glimpses);
     c->order = malloc(sizeof *c->order * (size_t)c->mp.classes);
     if (c->o->stop >= 0 && c->mp.objects > 1) {
         fprintf(stderr,
@@ -119,7 +120,7 @@ static int open_model(classifier *c) {
                            path_figure_init(&c->figure, &c->mp, tool.name)))
         return -1;
 #endif
-    if (c->canvas && c->probs && c->locs && c->order && c->labels) return 0;
+    if (c->canvas && c->probs && c->locs && c->zooms && c->order && c->labels) return 0;
     fprintf(stderr, "ram-classify: out of memory\n");
     return -1;
 }
@@ -233,6 +234,10 @@ static int classify(classifier *c, const char *path) {
             s = ram_model_classify(c->model, c->st, c->canvas, 1, NULL, NULL, c->locs);
     } else if (s == RAM_OK)
         s = ram_model_classify(c->model, c->st, c->canvas, 1, &label, c->probs, c->locs);
+    /* each glimpse's zoom, when the last call gave locations */
+    if (s == RAM_OK && ram_state_zooms(c->st, 1, c->zooms) != RAM_OK)
+        for (int g = 0; g < c->mp.glimpses; g++)
+            c->zooms[g] = 1.0f;
     if (s != RAM_OK) {
         fprintf(stderr, "ram-classify: %s: %s (%s)\n", path, ram_last_error(),
                 ram_status_string(s));
@@ -259,7 +264,8 @@ static int classify(classifier *c, const char *path) {
             }
         }
         const char *slash = strrchr(path, '/');
-        if (path_figure_add(&c->figure, c->canvas, c->locs, c->o->stop >= 0 ? c->steps : 0, caption,
+        if (path_figure_add(&c->figure, c->canvas, c->locs, c->zooms,
+                            c->o->stop >= 0 ? c->steps : 0, caption,
                             slash ? slash + 1 : path, tool.name))
             return -1;
     }
@@ -316,6 +322,7 @@ int main(int argc, char **argv) {
     free(c.canvas);
     free(c.probs);
     free(c.locs);
+    free(c.zooms);
     free(c.order);
     free(c.labels);
     return rc;

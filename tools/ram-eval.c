@@ -17,6 +17,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,7 @@ typedef struct job {
     float stop;         /* --stop-threshold, or -1 */
     int *steps;         /* with stop: the glimpses each image took */
     int n, batch, pixels, side, glimpses, patch;
+    bool zoom;          /* the model chooses each glimpse's zoom */
     dataset_kind dataset;
     int no_clutter;     /* place the digits as the set does, on an empty canvas */
     int n_digits;       /* digits clutter is drawn from (the whole split) */
@@ -133,17 +135,19 @@ static ram_status job_fail(job *j, ram_status s, const char *what) {
 /*
  * Which of image `index`'s glimpses (locs: glimpses x 2, the retina's [-1, 1]
  * frame) landed on its digit, as a mask with bit g for glimpse g: the
- * glimpse's finest window (patch x patch pixels, centred as lib/glimpse.c
- * centres it) lies wholly inside the 28 x 28 box the digit was placed in.
- * With a 12-pixel patch that is a centre within 8 pixels of the digit's
- * centre in x and in y.
+ * glimpse's finest window (patch x patch pixels, times the glimpse's zoom
+ * (zooms: glimpses, or NULL for none) as the hard sensor rounds it,
+ * centred as lib/glimpse.c centres it) lies wholly inside the 28 x 28 box
+ * the digit was placed in.  With a 12-pixel patch that is a centre within
+ * 8 pixels of the digit's centre in x and in y.
  */
-static uint64_t glimpses_on_digit(const job *j, int index, const float *locs) {
+static uint64_t glimpses_on_digit(const job *j, int index, const float *locs, const float *zooms) {
     int x0[2], y0[2];
     uint64_t hits = 0; /* glimpses <= 64 (ram_model_create's limit) */
     const int boxes = dataset_digit_boxes(j->dataset, j->n_digits, index, j->data_seed, x0, y0);
-    const double reach = 14.0 - 0.5 * j->patch; /* 28 / 2 - patch / 2 */
     for (int g = 0; g < j->glimpses; g++) {
+        const double side = zooms ? fmax(1.0, floor(j->patch * (double)zooms[g] + 0.5)) : j->patch;
+        const double reach = 14.0 - 0.5 * side; /* 28 / 2 - side / 2 */
         const double px = (locs[2 * g] + 1.0) * j->side * 0.5;
         const double py = (locs[2 * g + 1] + 1.0) * j->side * 0.5;
         for (int b = 0; b < boxes; b++) /* either digit of a two-digit set */
@@ -219,9 +223,26 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
             return job_fail(
                 j, s, j->source == RAM_LOCS_MEAN ? "ram_model_classify" : "ram_model_classify_ex");
     }
-    for (int i = 0; locs && j->dataset != DATASET_MNIST && i < count; i++)
+    if (!locs || j->dataset == DATASET_MNIST) return RAM_OK;
+    /* A model with zoom: each glimpse's window at its own size. */
+    float *zooms = j->zoom ? malloc(sizeof *zooms * (size_t)count * (size_t)j->glimpses) : NULL;
+    if (j->zoom && !zooms) {
+        j->status = RAM_ERR_OUT_OF_MEMORY;
+        snprintf(j->error, sizeof j->error, "out of memory");
+        return RAM_ERR_OUT_OF_MEMORY;
+    }
+    if (zooms) {
+        ram_status s = ram_state_zooms(st, count, zooms);
+        if (s != RAM_OK) {
+            free(zooms);
+            return job_fail(j, s, "ram_state_zooms");
+        }
+    }
+    for (int i = 0; i < count; i++)
         j->on_digit[first + i] =
-            glimpses_on_digit(j, first + i, locs + (size_t)i * (size_t)j->glimpses * 2);
+            glimpses_on_digit(j, first + i, locs + (size_t)i * (size_t)j->glimpses * 2,
+                              zooms ? zooms + (size_t)i * (size_t)j->glimpses : NULL);
+    free(zooms);
     return RAM_OK;
 }
 
@@ -309,6 +330,7 @@ static int classify_all(const options *o, const testset *s, int n, int *pred, in
                   .side = s->w,
                   .glimpses = s->mp.glimpses,
                   .patch = s->mp.glimpse.patch,
+                  .zoom = s->mp.zoom_max > 0,
                   .dataset = (dataset_kind)o->set.dataset,
                   .no_clutter = o->no_clutter,
                   .n_digits = s->n, /* clutter comes from the whole split, even with --limit */

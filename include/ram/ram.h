@@ -367,20 +367,23 @@ typedef struct ram_model_params {
      *  (classify: NUMERIC).  Hard sensor only (INVALID_ARGUMENT with the
      *  soft one).  (0) */
     int contrast;
-    /** Zoom as an action: 0 and 0 for none (the default), or a range 0 <
-     *  zoom_min < zoom_max <= 16.  The location policy then has a third
+    /** Zoom as an action: 0 and 0 for none (the default), or a range 1/64
+     *  <= zoom_min < zoom_max <= 16.  The location policy then has a third
      *  output z in [-1, 1], bounded, sampled and trained exactly as x and y
      *  are (the same std; REINFORCE, or backpropagation through a soft
      *  sensor), and the glimpse at that step has every square's side
      *  multiplied by the factor exp(log zoom_min + (z + 1) / 2 (log
      *  zoom_max - log zoom_min)): z = -1 looks closest, z = 0 at the
      *  geometric middle of the range.  The hard sensor rounds each zoomed
-     *  side to whole pixels (area pooling when the patch does not divide
-     *  it); the soft sensor's squares are exact, so its gradient reaches z.
+     *  side to whole pixels, at least one (area pooling when the patch does
+     *  not divide it; a square narrower than the patch reads, in each cell,
+     *  the pixel under the cell's centre); the soft sensor's squares are
+     *  exact, so its gradient reaches z.
      *  The glimpse network's location layer reads (x, y, z).  Stored in the
      *  model file; a file without it has no zoom.  (0) */
     float zoom_min;
-    /** The largest zoom factor, with zoom_min (0 with it for none).  (0) */
+    /** The largest zoom factor, with zoom_min (0 with it for none).  Models
+     *  with zoom are 0.2.0's: older readers refuse their files.  (0) */
     float zoom_max;
 } ram_model_params;
 
@@ -500,7 +503,8 @@ RAM_API ram_status ram_model_classify_stop(const ram_model *m, ram_state *st, co
  *  with zoom (ram_model_params.zoom_min): n x glimpses floats into
  *  `zooms`, n the call's image count, glimpse t of image i at [i x glimpses
  *  + t] (1 for every glimpse of a model without zoom).  Errors:
- *  INVALID_ARGUMENT (NULL, or n not the last call's count). */
+ *  INVALID_ARGUMENT (NULL, or n not the last call's count; after a failed
+ *  call or a stopping call, which reports no locations, there is none). */
 RAM_API ram_status ram_state_zooms(const ram_state *st, int n, float *zooms);
 
 /** Save the model (architecture + weights) to `path` in the format described
@@ -918,7 +922,7 @@ RAM_API const char *ram_blas_info(int *slow);
  *  first glimpse layer is small, as in the paper's MNIST model).  Memory:
  *  that of ram_state_create() for max_batch images (with its column-major
  *  copy and gather buffer), plus a workspace for 8 and max_batch x glimpses
- *  x 2 floats.  Give the threads free cores: more threads than free cores
+ *  x 2 floats (x 3 with zoom).  Give the threads free cores: more threads than free cores
  *  makes calls slower, not faster.  Call
  *  ram_set_blas_threads(1) at start-up so that BLAS does not start threads of
  *  its own inside these.

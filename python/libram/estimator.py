@@ -155,7 +155,7 @@ class RAMClassifier(*_BASES):
     of a retina cell; k: at most k x k of each, a cost that does not grow
     with the image) and contrast (True: cells as contrast magnitudes, for
     objects in any colour on any background), hard sensor only; zoom_min and
-    zoom_max (0 and 0: none; 0 < A < B <= 16: the policy also chooses each
+    zoom_max (0 and 0: none; 1/64 <= A < B <= 16: the policy also chooses each
     glimpse's zoom factor in [A, B]).  sensor: "hard" (average
     pooling, locations trained by REINFORCE), "soft" (bilinear sampling,
     locations trained by backpropagation through it) or "hybrid" (the soft
@@ -196,13 +196,13 @@ class RAMClassifier(*_BASES):
                  glimpse_hidden=128, loc_hidden=128, glimpse_out=256, core_hidden=256,
                  core="rnn", bound="tanh", loc_std=0.17, loc_range_pixels=-1.0, init_scale=0.1,
                  context=0, core_layers=1, upper_core="rnn", cell_samples=0, contrast=False,
-                 zoom_min=0.0, zoom_max=0.0, sensor="hard", std=0.0, baseline="linear", reward_scale=1.0, discount=1.0,
+                 sensor="hard", std=0.0, baseline="linear", reward_scale=1.0, discount=1.0,
                  detach_core=True,
                  optimizer="adam", lr=1e-3, lr_final=None, decay_steps=None, momentum=0.9,
                  nesterov=False, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=5.0,
                  weight_decay=0.0, average_decay=0.0, threads=1, batch_size=128, epochs=10,
                  validation_fraction=0.1, patience=None, data_format="auto", seed=1,
-                 verbose=0, stop_threshold=None):
+                 verbose=0, stop_threshold=None, zoom_min=0.0, zoom_max=0.0):
         self.glimpses = glimpses
         self.patch = patch
         self.depth = depth

@@ -56,19 +56,21 @@ class FileFormatError(ValueError):
     """Bytes that are not a libram model file, or a damaged one."""
 
 
-def shapes(arch, dram=None):
+def shapes(arch, dram=None, loc=2):
     """{tensor: (rows, cols)} that an architecture implies, in file order;
-    with `dram` (the DRAM chunk's fields by name) DRAM_TENSORS too."""
+    with `dram` (the DRAM chunk's fields by name) DRAM_TENSORS too; `loc`,
+    the floats of a location: 2 (x, y), or 3 with a ZOOM chunk (x, y and
+    the zoom)."""
     d = arch["channels"] * arch["depth"] * arch["patch"] ** 2
     hg, hl, g, h, k = (arch["glimpse_hidden"], arch["loc_hidden"], arch["glimpse_out"],
                        arch["core_hidden"], arch["classes"])
     gates = 4 * h if arch["core"] == 1 else h
     concat = arch["form"] == 1
-    return {"g1_w": (hg, d), "g1_b": (hg, 1), "l1_w": (hl, 2), "l1_b": (hl, 1),
+    return {"g1_w": (hg, d), "g1_b": (hg, 1), "l1_w": (hl, loc), "l1_b": (hl, 1),
             "g2_w": (g, hg + hl) if concat else (g, hg), "g2_b": (g, 1),
             "l2_w": (0, hl) if concat else (g, hl), "l2_b": (0, 1) if concat else (g, 1),
             "core_wx": (gates, g), "core_wh": (gates, h), "core_b": (gates, 1),
-            "loc_w": (2, h), "loc_b": (2, 1), "cls_w": (k, h), "cls_b": (k, 1),
+            "loc_w": (loc, h), "loc_b": (loc, 1), "cls_w": (k, h), "cls_b": (k, 1),
             **({} if dram is None else _dram_shapes(arch, dram))}
 
 
@@ -126,9 +128,13 @@ class ModelFile:
         a DRAM chunk."""
         return TENSORS + DRAM_TENSORS if self.chunk(b"DRAM") is not None else TENSORS
 
+    def loc_dims(self):
+        """Floats per location: 3 with a ZOOM chunk (zoom as an action), else 2."""
+        return 3 if self.chunk(b"ZOOM") is not None else 2
+
     def check(self):
         """Raise FileFormatError unless every tensor has its implied shape."""
-        want = shapes(self.arch, self.dram)
+        want = shapes(self.arch, self.dram, self.loc_dims())
         for name in self.tensor_names():
             got = tuple(self.tensors[name].shape)
             if got != want[name]:
@@ -159,7 +165,7 @@ class ModelFile:
         return _ARCH.pack(*(self.arch[name] for name, _ in ARCH_FIELDS)) + self.arch_tail
 
     def weight_bytes(self):
-        want = shapes(self.arch, self.dram)
+        want = shapes(self.arch, self.dram, self.loc_dims())
         names = self.tensor_names()
         head = struct.pack("<I", len(names)) + b"".join(
             struct.pack("<II", *want[name]) for name in names)
@@ -240,7 +246,7 @@ def parse(data, name="model file"):
     if len(w) < table:
         raise FileFormatError("%s: WGHT chunk truncated in its tensor table" % name)
     dims = [struct.unpack_from("<II", w, 4 + 8 * i) for i in range(len(names))]
-    want = shapes(arch, dram)
+    want = shapes(arch, dram, 3 if b"ZOOM" in tags else 2)
     for tname, got in zip(names, dims):
         if tuple(got) != want[tname]:
             raise FileFormatError("%s: tensor %s is %dx%d, the architecture implies %dx%d"

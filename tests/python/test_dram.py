@@ -437,3 +437,20 @@ def test_estimator_zoom_knobs():
     clf = libram.RAMClassifier(zoom_min=0.5, zoom_max=2.0, **ESTIMATOR).fit(x, y)
     assert clf.get_params()["zoom_min"] == 0.5
     assert clf.model_.params["zoom_max"] == 2.0
+
+
+def test_zoom_model_file_is_read_and_refused_by_the_bridge(tmp_path):
+    from libram import modelfile
+    path = str(tmp_path / "zoom.ram")
+    with libram.Model.create(**ZOOM) as model:
+        model.save(path)
+    with open(path, "rb") as f:
+        parsed = modelfile.parse(f.read())
+    assert parsed.loc_dims() == 3
+    assert parsed.tensors["loc_w"].shape == (3, 8) and parsed.tensors["l1_w"].shape == (8, 3)
+    try:
+        import libram.torch as bridge
+    except ImportError:
+        return  # no PyTorch here: the bridge's refusal is checked where it is installed
+    with pytest.raises(bridge.ConversionError, match="zoom"):
+        bridge.to_torch(path)

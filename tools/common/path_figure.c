@@ -13,6 +13,7 @@ struct path_panel {
     int tw, th;        /* the thumbnail's size: the canvas at PANEL on its longer side */
     unsigned char *px; /* tw x th x 3 */
     float *locs;       /* glimpses x 2 */
+    float *zooms;      /* glimpses: each glimpse's zoom factor */
     int taken;         /* the glimpses drawn: all, or where the image stopped */
     char caption[64], file[96];
 };
@@ -86,8 +87,8 @@ static void fit_text(char *dst, size_t len, const char *s, int width, int size, 
         snprintf(dst, len, "%.*s..", (int)(most - 2), s);
 }
 
-int path_figure_add(path_figure *f, const float *canvas, const float *locs, int taken,
-                    const char *caption, const char *file, const char *prog) {
+int path_figure_add(path_figure *f, const float *canvas, const float *locs, const float *zooms,
+                    int taken, const char *caption, const char *file, const char *prog) {
     if (f->n == PATH_FIGURE_MAX) {
         f->left_out++;
         return 0;
@@ -100,16 +101,20 @@ int path_figure_add(path_figure *f, const float *canvas, const float *locs, int 
     if (p->th < 1) p->th = 1;
     p->px = malloc((size_t)p->tw * (size_t)p->th * 3);
     p->locs = malloc(sizeof *p->locs * 2 * (size_t)f->glimpses);
-    if (!p->px || !p->locs) {
+    p->zooms = malloc(sizeof *p->zooms * (size_t)f->glimpses);
+    if (!p->px || !p->locs || !p->zooms) {
         free(p->px);
         free(p->locs);
+        free(p->zooms);
         p->px = NULL;
         p->locs = NULL;
+        p->zooms = NULL;
         fprintf(stderr, "%s: out of memory for the glimpse figure\n", prog);
         return -1;
     }
     thumbnail(f, canvas, p);
     memcpy(p->locs, locs, sizeof *p->locs * 2 * (size_t)f->glimpses);
+    memcpy(p->zooms, zooms, sizeof *p->zooms * (size_t)f->glimpses);
     p->taken = taken >= 1 && taken < f->glimpses ? taken : f->glimpses;
     fit_text(p->caption, sizeof p->caption, caption, CELL_W - 4, 2, 0);
     fit_text(p->file, sizeof p->file, file, CELL_W - 4, 1, 1);
@@ -137,7 +142,9 @@ static void draw_panel(const path_figure *f, const path_panel *p, canvas *c, int
     }
     for (int t = 0; t < T; t++)
         for (int k = 0; k < f->depth; k++) {
-            const float hs = 0.5f * (float)f->side[k] * s;
+            /* zoomed as the hard sensor rounds it, at least one pixel */
+            const float side = fmaxf(1.0f, floorf((float)f->side[k] * p->zooms[t] + 0.5f));
+            const float hs = 0.5f * side * s;
             draw_box(c, cx[t] - hs, cy[t] - hs, cx[t] + hs, cy[t] + hs, k == 0 ? 2.0f : 1.25f,
                      palette_colour(t));
         }
@@ -185,6 +192,7 @@ void path_figure_free(path_figure *f) {
         for (int i = 0; i < f->n; i++) {
             free(f->panels[i].px);
             free(f->panels[i].locs);
+            free(f->panels[i].zooms);
         }
     free(f->panels);
     f->panels = NULL;

@@ -25,12 +25,13 @@ typedef struct path_figure {
 int path_figure_init(path_figure *f, const ram_model_params *mp, const char *prog);
 
 /* One image: `canvas` is the model's input (c x h x w floats in [0, 1]),
- * `locs` its glimpse locations (glimpses x 2, the [-1, 1] frame), of which
- * the first `taken` are drawn (0: all; an image that stopped early),
+ * `locs` its glimpse locations (glimpses x 2, the [-1, 1] frame) and
+ * `zooms` their zoom factors (glimpses; ram_state_zooms()), of which the
+ * first `taken` are drawn (0: all; an image that stopped early),
  * `caption` and `file` the two lines under it (cut to the panel's width).
  * 0, or -1 with a message on stderr. */
-int path_figure_add(path_figure *f, const float *canvas, const float *locs, int taken,
-                    const char *caption, const char *file, const char *prog);
+int path_figure_add(path_figure *f, const float *canvas, const float *locs, const float *zooms,
+                    int taken, const char *caption, const char *file, const char *prog);
 
 /* The figure as a PNG at `path` (written whole or not at all); 0, or -1 with
  * a message on stderr.  Says on stderr how many images were left out. */

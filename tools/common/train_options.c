@@ -170,7 +170,7 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
          .def = "no zoom",
          .help = "zoom as an action: the policy also chooses a factor in [A, B] for each "
                  "glimpse's squares (log-uniform in its output), sampled and trained as the "
-                 "location; give both, 0 < A < B <= 16, e.g. 0.5 and 2"},
+                 "location; give both, 1/64 <= A < B <= 16, e.g. 0.5 and 2"},
         {"--zoom-max", OPT_FLOAT, &mp->zoom_max, 0, 16, .meta = "B", .flags = OPT_GROUP,
          .def = "no zoom", .help = "the largest zoom factor (with --zoom-min)"},
         {"--objects", OPT_INT, &mp->objects, 1, 64, .meta = "S", .flags = OPT_GROUP,
