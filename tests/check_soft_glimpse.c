@@ -519,6 +519,23 @@ START_TEST(test_set_zoom) {
     ck_assert_int_eq(ram_glimpse_set_zoom(hard, 1.0f), RAM_OK);
     for (int k = 0; k < 3; k++)
         ck_assert_int_eq(hard->side[k], 8 << k);
+    /* Zoomed in below the patch: an 8-cell patch on a 4-pixel square, each
+     * cell the pixel under its centre (never a cell of zeros). */
+    {
+        static float img[16 * 16];
+        for (int i = 0; i < 16 * 16; i++)
+            img[i] = (float)(i + 1);
+        ck_assert_int_eq(ram_glimpse_set_zoom(hard, 0.5f), RAM_OK);
+        ck_assert_int_eq(hard->side[0], 4);
+        float out[3 * 64];
+        const float centre[2] = {0.0f, 0.0f}; /* pixel 8: the square is 6..10 */
+        ck_assert_int_eq(ram_glimpse_extract(hard, img, 1, 1, 16, 16, centre, out, 3 * 64),
+                         RAM_OK);
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 8; j++)
+                ck_assert_float_eq(out[i * 8 + j], img[(6 + i / 2) * 16 + 6 + j / 2]);
+        ck_assert_int_eq(ram_glimpse_set_zoom(hard, 1.0f), RAM_OK);
+    }
     ck_assert_int_eq(ram_glimpse_set_zoom(hard, 0.0f), RAM_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(ram_glimpse_set_zoom(hard, NAN), RAM_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(ram_glimpse_set_zoom(hard, 17.0f), RAM_ERR_INVALID_ARGUMENT);
