@@ -225,35 +225,6 @@ INLINE void area_row(const void *plane, bool u8, long w, long h, const boxes *bx
         o[j] *= inv_area;
 }
 
-/* The derivatives of row i's sums (before 1 / c^2) with respect to the
- * cells' x and y edges (each cell moves as a whole): what a cell's far edge
- * takes in less what its near edge lets go, the pixels under the edge
- * weighted as in the sum; from the right where an edge is on a pixel edge.
- * Along x, the column sums at the two edge columns; along y, the cell's
- * share of the difference of the two edge rows. */
-INLINE void area_row_derivative(const void *plane, bool u8, long w, long h, const boxes *bx,
-                                const boxes *by, int P, int i, float *dx, float *dy) {
-    long X0, X1;
-    cell_columns(bx, P, w, &X0, &X1);
-    const long near = by->p0[i], far = near + by->n[i] + by->edge[i];
-    const void *r0 = row_at(plane, u8, w, h, near), *r1 = row_at(plane, u8, w, h, far);
-    float cs[SPAN], diff[SPAN];
-    for (int j = 0; j < P; j++)
-        dx[j] = dy[j] = 0.0f;
-    for (long x0 = X0; x0 < X1; x0 += SPAN) {
-        const long x1 = X1 - x0 < SPAN ? X1 : x0 + SPAN;
-        column_sums(plane, u8, w, h, by, i, x0, x1, cs);
-        for (long x = 0; x < x1 - x0; x++)
-            diff[x] = (r1 ? pixel(r1, u8, x0 + x) : 0.0f) - (r0 ? pixel(r0, u8, x0 + x) : 0.0f);
-        for (int j = 0; j < P; j++) {
-            const long e0 = bx->p0[j], e1 = e0 + bx->n[j] + bx->edge[j];
-            dx[j] += (e1 >= x0 && e1 < x1 ? cs[e1 - x0] : 0.0f) -
-                     (e0 >= x0 && e0 < x1 ? cs[e0 - x0] : 0.0f);
-            dy[j] += cell_part(bx, j, diff, x0, x1);
-        }
-    }
-}
-
 /* Where edge or sample j of P sits in a square of side 1 centred on 0:
  * how fast it moves as the side grows, per pixel of side.  The near edge
  * of cell j is at j / P - 1/2, the far one at (j + 1) / P - 1/2, a sample
@@ -266,42 +237,55 @@ static inline float sample_rate(int j, int P) {
     return ((float)j + 0.5f) / (float)P - 0.5f;
 }
 
-/* Row i's sums (before 1 / c^2) differentiated with respect to log s, s
- * the factor of the square's side (span): each edge moves by span times
- * its rate (edge_rate()), so the far x edge takes in its column's sum and
- * the near one lets its column's go, in proportion; along y the cell's
- * share of the far and the near rows likewise; and the area 1 / c^2
- * shrinks as s^-2, which the caller applies as -2 x the sum (returned in
- * sums).  The pixels under an edge are the ones area_row_derivative()
- * reads. */
-INLINE void area_row_zoom(const void *plane, bool u8, long w, long h, const boxes *bx,
-                          const boxes *by, int P, int i, double span, float *ds, float *sums) {
+/* The derivatives of row i's sums (before 1 / c^2) with respect to the
+ * cells' x and y edges (each cell moves as a whole): what a cell's far edge
+ * takes in less what its near edge lets go, the pixels under the edge
+ * weighted as in the sum; from the right where an edge is on a pixel edge.
+ * Along x, the column sums at the two edge columns; along y, the cell's
+ * share of the difference of the two edge rows.
+ *
+ * With ds (not NULL), from the same column sums and edge pixels, the
+ * values' derivative with respect to log s, s the factor of the square's
+ * side (span), before 1 / c^2: each edge moves by span times its rate
+ * (edge_rate()), so each edge's share counts in proportion, and the area
+ * 1 / c^2 shrinks as s^-2, which adds -2 x the sum. */
+INLINE void area_row_derivative(const void *plane, bool u8, long w, long h, const boxes *bx,
+                                const boxes *by, int P, int i, float *dx, float *dy, double span,
+                                float *ds) {
     long X0, X1;
     cell_columns(bx, P, w, &X0, &X1);
     const long near = by->p0[i], far = near + by->n[i] + by->edge[i];
     const void *r0 = row_at(plane, u8, w, h, near), *r1 = row_at(plane, u8, w, h, far);
     const float a_y = edge_rate(i, P), b_y = edge_rate(i + 1, P);
-    float cs[SPAN], top[SPAN], bottom[SPAN];
+    float cs[SPAN], diff[SPAN], top[SPAN], bottom[SPAN], sums[RAM_MAX_PATCH];
     for (int j = 0; j < P; j++)
-        ds[j] = sums[j] = 0.0f;
+        dx[j] = dy[j] = sums[j] = 0.0f;
+    if (ds)
+        for (int j = 0; j < P; j++)
+            ds[j] = 0.0f;
     for (long x0 = X0; x0 < X1; x0 += SPAN) {
         const long x1 = X1 - x0 < SPAN ? X1 : x0 + SPAN;
         column_sums(plane, u8, w, h, by, i, x0, x1, cs);
         for (long x = 0; x < x1 - x0; x++) {
             top[x] = r0 ? pixel(r0, u8, x0 + x) : 0.0f;
             bottom[x] = r1 ? pixel(r1, u8, x0 + x) : 0.0f;
+            diff[x] = bottom[x] - top[x];
         }
         for (int j = 0; j < P; j++) {
             const long e0 = bx->p0[j], e1 = e0 + bx->n[j] + bx->edge[j];
             const float far_x = e1 >= x0 && e1 < x1 ? cs[e1 - x0] : 0.0f,
                         near_x = e0 >= x0 && e0 < x1 ? cs[e0 - x0] : 0.0f;
+            dx[j] += far_x - near_x;
+            dy[j] += cell_part(bx, j, diff, x0, x1);
+            if (!ds) continue;
             ds[j] += edge_rate(j + 1, P) * far_x - edge_rate(j, P) * near_x +
                      b_y * cell_part(bx, j, bottom, x0, x1) - a_y * cell_part(bx, j, top, x0, x1);
             sums[j] += cell_part(bx, j, cs, x0, x1);
         }
     }
-    for (int j = 0; j < P; j++)
-        ds[j] = (float)span * ds[j] - 2.0f * sums[j];
+    if (ds)
+        for (int j = 0; j < P; j++)
+            ds[j] = (float)span * ds[j] - 2.0f * sums[j];
 }
 
 /* ---- the sensor ---- */
@@ -395,7 +379,7 @@ void ram_glimpse_soft_jacobian(const struct ram_glimpse *g, const float *img, in
             for (int i = 0; i < P; i++) {
                 if (area) {
                     area_row_derivative(plane, false, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i, dx,
-                                        dy);
+                                        dy, 0.0, NULL);
                     for (int j = 0; j < P; j++) {
                         jx[o + i * P + j] = sx * (gr.inv_area * dx[j]);
                         jy[o + i * P + j] = sy * (gr.inv_area * dy[j]);
@@ -417,7 +401,7 @@ void ram_glimpse_soft_jacobian_zoom(const struct ram_glimpse *g, const float *im
                                     int w, float lx, float ly, float *js) {
     const int P = g->patch;
     grid gr;
-    float ds[RAM_MAX_PATCH], sums[RAM_MAX_PATCH];
+    float dx[RAM_MAX_PATCH], dy[RAM_MAX_PATCH], ds[RAM_MAX_PATCH];
     for (int k = 0; k < g->depth; k++) {
         const bool area = grid_of(g, k, h, w, lx, ly, 0, P, &gr);
         const double span = g->span[k];
@@ -426,8 +410,8 @@ void ram_glimpse_soft_jacobian_zoom(const struct ram_glimpse *g, const float *im
             float *o = js + ((size_t)ch * g->depth + k) * P * P;
             for (int i = 0; i < P; i++) {
                 if (area) {
-                    area_row_zoom(plane, false, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i, span, ds,
-                                  sums);
+                    area_row_derivative(plane, false, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i, dx,
+                                        dy, span, ds);
                     for (int j = 0; j < P; j++)
                         o[i * P + j] = gr.inv_area * ds[j];
                     continue;
@@ -455,7 +439,7 @@ INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8,
                           float *dls) {
     const int P = g->patch;
     grid gr;
-    float dx[RAM_MAX_PATCH], dy[RAM_MAX_PATCH], ds[RAM_MAX_PATCH], sums[RAM_MAX_PATCH];
+    float dx[RAM_MAX_PATCH], dy[RAM_MAX_PATCH], ds[RAM_MAX_PATCH];
     float sum_x = 0.0f, sum_y = 0.0f, sum_s = 0.0f;
     for (int k = 0; k < g->depth; k++) {
         const bool area = grid_of(g, k, h, w, lx, ly, 0, P, &gr);
@@ -468,16 +452,11 @@ INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8,
                 if (area) {
                     if (all_zero(d + i * P, P)) continue;
                     area_row_derivative(plane, u8, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i, dx,
-                                        dy);
+                                        dy, g->span[k], dls ? ds : NULL);
                     for (int j = 0; j < P; j++) {
                         area_x += d[i * P + j] * dx[j];
                         area_y += d[i * P + j] * dy[j];
-                    }
-                    if (dls) {
-                        area_row_zoom(plane, u8, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i,
-                                      g->span[k], ds, sums);
-                        for (int j = 0; j < P; j++)
-                            area_s += d[i * P + j] * ds[j];
+                        if (dls) area_s += d[i * P + j] * ds[j];
                     }
                     continue;
                 }
