@@ -71,8 +71,7 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
     for (int i = 0; i < n; i++) {
         const float *li = l + (size_t)L * i;
         float dx, dy, ds;
-        if (L == 3) ram_glimpse_zoomed(&m->sensor, ram_model_zoom(m, li[2]), &zoomed);
-        ram_glimpse_soft_backward(L == 3 ? &zoomed : &m->sensor, ram_images_at(*images, i, img),
+        ram_glimpse_soft_backward(ram_model_sensor_at(m, li, &zoomed), ram_images_at(*images, i, img),
                                   p->channels, p->height, p->width, li[0] * m->range_x,
                                   li[1] * m->range_y, ws->drho + (size_t)i * D, &dx, &dy,
                                   L == 3 ? &ds : NULL);

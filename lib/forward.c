@@ -125,15 +125,6 @@ static void locate(const fwd_job *j, const float *h, int count, const float *src
     }
 }
 
-/* The sensor for a glimpse at location l: the model's, or with zoom a
- * copy in `tmp` whose squares are zoomed by l's z. */
-static const struct ram_glimpse *sensor_at(const struct ram_model *m, const float *l,
-                                           struct ram_glimpse *tmp) {
-    if (m->ld == 2) return &m->sensor;
-    ram_glimpse_zoomed(&m->sensor, ram_model_zoom(m, l[2]), tmp);
-    return tmp;
-}
-
 /* Rows [o0, o1) of the glimpse network's second layer, g = relu(...), from
  * the relu'd [h_g; h_l] of the batch.  The multiplicative form keeps its
  * two factors in gm (n x 2G) for the backward pass. */
@@ -251,7 +242,7 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
          * workspace), two barriers fewer per glimpse. */
         float mine[SMALL_RHO_FLOATS + SMALL_HGL_FLOATS];
         float *r = k == 0 ? s->rho : mine, *hg = k == 0 ? s->hgl : mine + SMALL_RHO_FLOATS;
-        ram_glimpse_one(sensor_at(m, where, &zoomed),
+        ram_glimpse_one(ram_model_sensor_at(m, where, &zoomed),
                         ram_images_at(j->images, image_of(j, 0), img_size), p->channels, p->height,
                         p->width, where[0] * m->range_x, where[1] * m->range_y, contrast_of(j, 0),
                         r);
@@ -264,7 +255,7 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
     int p0, p1;
     ram_split(m->sensor.patch, k, sh->nt, 1, &p0, &p1);
     for (int i = 0; p1 > p0 && i < n; i++)
-        ram_glimpse_rows(sensor_at(m, where + L * i, &zoomed),
+        ram_glimpse_rows(ram_model_sensor_at(m, where + L * i, &zoomed),
                          ram_images_at(j->images, image_of(j, i), img_size), p->channels,
                          p->height, p->width, where[L * i] * m->range_x,
                          where[L * i + 1] * m->range_y, contrast_of(j, i), s->rho + (size_t)i * D,
@@ -284,7 +275,7 @@ static void look_apart(const fwd_job *j, const share *sh, const step *s) {
         /* Each glimpse zoomed its own way: no look ahead. */
         struct ram_glimpse zoomed;
         for (int i = i0; i < i1; i++)
-            ram_glimpse_one(sensor_at(m, l + L * i, &zoomed),
+            ram_glimpse_one(ram_model_sensor_at(m, l + L * i, &zoomed),
                             ram_images_at(j->images, image_of(j, i), img_size), p->channels,
                             p->height, p->width, l[L * i] * m->range_x, l[L * i + 1] * m->range_y,
                             contrast_of(j, i), s->rho + (size_t)i * D);

@@ -403,6 +403,16 @@ static inline float ram_model_zoom(const struct ram_model *m, float z) {
     return f;
 }
 
+/* The sensor for a glimpse at location l (m->ld floats): the model's, or
+ * with zoom a copy in `tmp` whose squares are zoomed by l's z. */
+static inline const struct ram_glimpse *ram_model_sensor_at(const struct ram_model *m,
+                                                            const float *l,
+                                                            struct ram_glimpse *tmp) {
+    if (m->ld == 2) return &m->sensor;
+    ram_glimpse_zoomed(&m->sensor, ram_model_zoom(m, l[2]), tmp);
+    return tmp;
+}
+
 /* Longest class name, in bytes (the terminating NUL not counted). */
 #define RAM_MAX_CLASS_NAME 1024
 /* Check names (count = the model's classes, each 1..RAM_MAX_CLASS_NAME
