@@ -12,6 +12,7 @@
 #include "json.h"
 #include "list.h"
 #include "testset.h"
+#include "zoom.h"
 
 #include <ram/ram.h>
 
@@ -146,7 +147,7 @@ static uint64_t glimpses_on_digit(const job *j, int index, const float *locs, co
     uint64_t hits = 0; /* glimpses <= 64 (ram_model_create's limit) */
     const int boxes = dataset_digit_boxes(j->dataset, j->n_digits, index, j->data_seed, x0, y0);
     for (int g = 0; g < j->glimpses; g++) {
-        const double side = zooms ? fmax(1.0, floor(j->patch * (double)zooms[g] + 0.5)) : j->patch;
+        const double side = zooms ? zoomed_side(j->patch, zooms[g]) : j->patch;
         const double reach = 14.0 - 0.5 * side; /* 28 / 2 - side / 2 */
         const double px = (locs[2 * g] + 1.0) * j->side * 0.5;
         const double py = (locs[2 * g + 1] + 1.0) * j->side * 0.5;

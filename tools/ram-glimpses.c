@@ -13,10 +13,10 @@
 #include "datasets.h"
 #include "draw.h"
 #include "testset.h"
+#include "zoom.h"
 
 #include <ram/ram.h>
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,9 +192,7 @@ static void draw_input(const figure *fg, const layout *L, canvas *c, int r, int 
     }
     for (int t = 0; t < fg->steps; t++) {
         for (int k = 0; k < fg->depth; k++) {
-            /* zoomed as the hard sensor rounds it, at least one pixel */
-            const float side = fmaxf(1.0f, floorf((float)fg->side[k] * zoom[t] + 0.5f));
-            float hs = 0.5f * side * (float)S;
+            float hs = 0.5f * (float)zoomed_side(fg->side[k], zoom[t]) * (float)S;
             draw_box(c, cx[t] - hs, cy[t] - hs, cx[t] + hs, cy[t] + hs, k == 0 ? 2.0f : 1.25f,
                      palette_colour(t));
         }

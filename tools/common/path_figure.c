@@ -3,6 +3,7 @@
 #include "path_figure.h"
 
 #include "draw.h"
+#include "zoom.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -142,9 +143,7 @@ static void draw_panel(const path_figure *f, const path_panel *p, canvas *c, int
     }
     for (int t = 0; t < T; t++)
         for (int k = 0; k < f->depth; k++) {
-            /* zoomed as the hard sensor rounds it, at least one pixel */
-            const float side = fmaxf(1.0f, floorf((float)f->side[k] * p->zooms[t] + 0.5f));
-            const float hs = 0.5f * side * s;
+            const float hs = 0.5f * (float)zoomed_side(f->side[k], p->zooms[t]) * s;
             draw_box(c, cx[t] - hs, cy[t] - hs, cx[t] + hs, cy[t] + hs, k == 0 ? 2.0f : 1.25f,
                      palette_colour(t));
         }
