@@ -506,6 +506,23 @@ static unsigned char *find_tag(unsigned char *b, size_t len, const char *tag) {
     return NULL;
 }
 
+/* `plain` saved as plain.ram and `with` as `name`: the second file's
+ * bytes (*len of them; the caller frees them), in which *at is chunk
+ * `tag`, which the plain file (*plain_len bytes) lacks. */
+static unsigned char *saved_with_chunk(const ram_model *plain, const ram_model *with,
+                                       const char *name, const char *tag, size_t *plain_len,
+                                       size_t *len, unsigned char **at) {
+    ck_assert_int_eq(ram_model_save(plain, in_dir("plain.ram")), RAM_OK);
+    ck_assert_int_eq(ram_model_save(with, in_dir(name)), RAM_OK);
+    unsigned char *pb = read_file(in_dir("plain.ram"), plain_len);
+    unsigned char *d = read_file(in_dir(name), len);
+    ck_assert_ptr_null(find_tag(pb, *plain_len, tag));
+    *at = find_tag(d, *len, tag);
+    ck_assert_ptr_nonnull(*at);
+    free(pb);
+    return d;
+}
+
 START_TEST(test_cell_samples_roundtrip) {
     make_dir();
     ram_model_params p;
@@ -516,14 +533,9 @@ START_TEST(test_cell_samples_roundtrip) {
     ck_assert_int_eq(ram_model_create(&p, &plain), RAM_OK);
     p.cell_samples = 2;
     ck_assert_int_eq(ram_model_create(&p, &sampled), RAM_OK);
-    ck_assert_int_eq(ram_model_save(plain, in_dir("plain.ram")), RAM_OK);
-    ck_assert_int_eq(ram_model_save(sampled, in_dir("sampled.ram")), RAM_OK);
     size_t plain_len, len;
-    unsigned char *pb = read_file(in_dir("plain.ram"), &plain_len);
-    unsigned char *d = read_file(in_dir("sampled.ram"), &len);
-    ck_assert_ptr_null(find_tag(pb, plain_len, "SAMP"));
-    unsigned char *tag = find_tag(d, len, "SAMP");
-    ck_assert_ptr_nonnull(tag);
+    unsigned char *tag;
+    unsigned char *d = saved_with_chunk(plain, sampled, "sampled.ram", "SAMP", &plain_len, &len, &tag);
     ck_assert_uint_eq(len, plain_len + 20); /* tag, reserved, length, u32 */
     ck_assert_int_eq(ram_model_load(in_dir("sampled.ram"), &back), RAM_OK);
     ram_model_params q;
@@ -564,7 +576,6 @@ START_TEST(test_cell_samples_roundtrip) {
     p.sensor = RAM_SENSOR_HARD;
     p.cell_samples = 65;
     ck_assert_int_eq(ram_model_create(&p, &back), RAM_ERR_INVALID_ARGUMENT);
-    free(pb);
     free(d);
     ram_model_free(plain);
     ram_model_free(sampled);
@@ -584,14 +595,9 @@ START_TEST(test_contrast_roundtrip) {
     ck_assert_int_eq(ram_model_create(&p, &plain), RAM_OK);
     p.contrast = 1;
     ck_assert_int_eq(ram_model_create(&p, &con), RAM_OK);
-    ck_assert_int_eq(ram_model_save(plain, in_dir("plain.ram")), RAM_OK);
-    ck_assert_int_eq(ram_model_save(con, in_dir("contrast.ram")), RAM_OK);
     size_t plain_len, len;
-    unsigned char *pb = read_file(in_dir("plain.ram"), &plain_len);
-    unsigned char *d = read_file(in_dir("contrast.ram"), &len);
-    ck_assert_ptr_null(find_tag(pb, plain_len, "CTRS"));
-    unsigned char *tag = find_tag(d, len, "CTRS");
-    ck_assert_ptr_nonnull(tag);
+    unsigned char *tag;
+    unsigned char *d = saved_with_chunk(plain, con, "contrast.ram", "CTRS", &plain_len, &len, &tag);
     ck_assert_uint_eq(len, plain_len + 20);
     ck_assert_int_eq(ram_model_load(in_dir("contrast.ram"), &back), RAM_OK);
     ram_model_params q;
@@ -643,7 +649,6 @@ START_TEST(test_contrast_roundtrip) {
     p.sensor = RAM_SENSOR_HARD;
     p.contrast = 2;
     ck_assert_int_eq(ram_model_create(&p, &back), RAM_ERR_INVALID_ARGUMENT);
-    free(pb);
     free(d);
     ram_model_free(plain);
     ram_model_free(con);
@@ -665,14 +670,9 @@ START_TEST(test_zoom_roundtrip) {
     /* one more row of the location network and column of its layer */
     ck_assert_uint_eq(ram_model_param_count(zm),
                       ram_model_param_count(plain) + p.core_hidden + 1 + p.loc_hidden);
-    ck_assert_int_eq(ram_model_save(plain, in_dir("plain.ram")), RAM_OK);
-    ck_assert_int_eq(ram_model_save(zm, in_dir("zoom.ram")), RAM_OK);
     size_t plain_len, len;
-    unsigned char *pb = read_file(in_dir("plain.ram"), &plain_len);
-    unsigned char *d = read_file(in_dir("zoom.ram"), &len);
-    ck_assert_ptr_null(find_tag(pb, plain_len, "ZOOM"));
-    unsigned char *tag = find_tag(d, len, "ZOOM");
-    ck_assert_ptr_nonnull(tag);
+    unsigned char *tag;
+    unsigned char *d = saved_with_chunk(plain, zm, "zoom.ram", "ZOOM", &plain_len, &len, &tag);
     ck_assert_int_eq(ram_model_load(in_dir("zoom.ram"), &back), RAM_OK);
     ram_model_params q;
     ram_model_params_init(&q);
@@ -774,7 +774,6 @@ START_TEST(test_zoom_roundtrip) {
         p.zoom_max = refused[b][1];
         ck_assert_int_eq(ram_model_create(&p, &back), RAM_ERR_INVALID_ARGUMENT);
     }
-    free(pb);
     free(d);
     ram_model_free(plain);
     ram_model_free(zm);
