@@ -71,10 +71,10 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
     for (int i = 0; i < n; i++) {
         const float *li = l + (size_t)L * i;
         float dx, dy, ds;
-        ram_glimpse_soft_backward(ram_model_sensor_at(m, li, &zoomed), ram_images_at(*images, i, img),
-                                  p->channels, p->height, p->width, li[0] * m->range_x,
-                                  li[1] * m->range_y, ws->drho + (size_t)i * D, &dx, &dy,
-                                  L == 3 ? &ds : NULL);
+        ram_glimpse_soft_backward(ram_model_sensor_at(m, li, &zoomed),
+                                  ram_images_at(*images, i, img), p->channels, p->height, p->width,
+                                  li[0] * m->range_x, li[1] * m->range_y, ws->drho + (size_t)i * D,
+                                  &dx, &dy, L == 3 ? &ds : NULL);
         ws->dloc[L * i] += dx * m->range_x;
         ws->dloc[L * i + 1] += dy * m->range_y;
         if (L == 3) ws->dloc[L * i + 2] += ds * m->zoom_half;

@@ -256,10 +256,9 @@ static void look_together(const fwd_job *j, const share *sh, const step *s) {
     ram_split(m->sensor.patch, k, sh->nt, 1, &p0, &p1);
     for (int i = 0; p1 > p0 && i < n; i++)
         ram_glimpse_rows(ram_model_sensor_at(m, where + L * i, &zoomed),
-                         ram_images_at(j->images, image_of(j, i), img_size), p->channels,
-                         p->height, p->width, where[L * i] * m->range_x,
-                         where[L * i + 1] * m->range_y, contrast_of(j, i), s->rho + (size_t)i * D,
-                         p0, p1);
+                         ram_images_at(j->images, image_of(j, i), img_size), p->channels, p->height,
+                         p->width, where[L * i] * m->range_x, where[L * i + 1] * m->range_y,
+                         contrast_of(j, i), s->rho + (size_t)i * D, p0, p1);
 }
 
 /* Images [i0, i1): their locations and glimpses. */

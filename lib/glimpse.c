@@ -314,7 +314,8 @@ INLINE void point_row(const void *plane, bool u8, int h, int w, long x0, long y0
     const bool row_in = r >= 0 && r < h;
     for (int j = 0; j < P; j++) {
         const long x = x0 + (2L * j + 1) * side / (2L * P);
-        o[j] = row_in && x >= 0 && x < w ? 0.0f + pixel(plane, u8, (size_t)r * w + (size_t)x) : 0.0f;
+        o[j] =
+            row_in && x >= 0 && x < w ? 0.0f + pixel(plane, u8, (size_t)r * w + (size_t)x) : 0.0f;
     }
 }
 

@@ -451,8 +451,8 @@ INLINE void soft_backward(const struct ram_glimpse *g, const void *img, bool u8,
             for (int i = 0; i < P; i++) {
                 if (area) {
                     if (all_zero(d + i * P, P)) continue;
-                    area_row_derivative(plane, u8, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i, dx,
-                                        dy, g->span[k], dls ? ds : NULL);
+                    area_row_derivative(plane, u8, w, h, &gr.u.boxes.x, &gr.u.boxes.y, P, i, dx, dy,
+                                        g->span[k], dls ? ds : NULL);
                     for (int j = 0; j < P; j++) {
                         area_x += d[i * P + j] * dx[j];
                         area_y += d[i * P + j] * dy[j];
@@ -547,7 +547,7 @@ ram_status ram_glimpse_backward_location(const ram_glimpse *g, const float *imag
     const size_t img_size = (size_t)c * h * w;
     for (int i = 0; i < n; i++)
         ram_glimpse_soft_backward(g, ram_image_f32(images + i * img_size), c, h, w, locs[2 * i],
-                                  locs[2 * i + 1], dout + i * per, &dlocs[2 * i],
-                                  &dlocs[2 * i + 1], NULL);
+                                  locs[2 * i + 1], dout + i * per, &dlocs[2 * i], &dlocs[2 * i + 1],
+                                  NULL);
     return RAM_OK;
 }

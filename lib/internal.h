@@ -93,9 +93,9 @@ struct ram_glimpse {
     /* The soft sensor's side of each square, continuous: side[k] exactly,
      * or side[k] times a zoom factor (ram_glimpse_zoomed()). */
     double span[RAM_MAX_DEPTH];
-    ram_sensor sensor;       /* HARD: average pooling; SOFT: exact cell averages */
-    int samples;             /* HARD: reads per cell side, 0 = all (cell_samples) */
-    bool contrast;           /* HARD: cells as contrast magnitudes (contrast) */
+    ram_sensor sensor; /* HARD: average pooling; SOFT: exact cell averages */
+    int samples;       /* HARD: reads per cell side, 0 = all (cell_samples) */
+    bool contrast;     /* HARD: cells as contrast magnitudes (contrast) */
 };
 
 RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_params *p);
@@ -103,7 +103,8 @@ RAM_HIDDEN ram_status ram_glimpse_init(struct ram_glimpse *g, const ram_glimpse_
 /* g with every square's side times `zoom` (ram_model_params.zoom_min):
  * the hard sensor's sides rounded to whole pixels (at least one), the soft
  * sensor's spans exact, so that its glimpse is continuous in the zoom. */
-RAM_HIDDEN void ram_glimpse_zoomed(const struct ram_glimpse *g, float zoom, struct ram_glimpse *out);
+RAM_HIDDEN void ram_glimpse_zoomed(const struct ram_glimpse *g, float zoom,
+                                   struct ram_glimpse *out);
 
 /* Pixels as the sensors read them: floats as they are, or bytes standing
  * for byte / 255 (the tools' 8-bit images), read through ram_byte_value[]
@@ -405,9 +406,8 @@ static inline float ram_model_zoom(const struct ram_model *m, float z) {
 
 /* The sensor for a glimpse at location l (m->ld floats): the model's, or
  * with zoom a copy in `tmp` whose squares are zoomed by l's z. */
-static inline const struct ram_glimpse *ram_model_sensor_at(const struct ram_model *m,
-                                                            const float *l,
-                                                            struct ram_glimpse *tmp) {
+static inline const struct ram_glimpse *
+ram_model_sensor_at(const struct ram_model *m, const float *l, struct ram_glimpse *tmp) {
     if (m->ld == 2) return &m->sensor;
     ram_glimpse_zoomed(&m->sensor, ram_model_zoom(m, l[2]), tmp);
     return tmp;

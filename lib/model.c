@@ -102,8 +102,7 @@ ram_status ram_model_validate(const ram_model_params *p) {
                         "model: a context of %d x %d x %d values is too large", p->channels,
                         p->context, p->context);
     const bool zoom = p->zoom_min != 0.0f || p->zoom_max != 0.0f;
-    if (zoom &&
-        !(p->zoom_min >= 1.0f / 64 && p->zoom_max > p->zoom_min && p->zoom_max <= 16.0f))
+    if (zoom && !(p->zoom_min >= 1.0f / 64 && p->zoom_max > p->zoom_min && p->zoom_max <= 16.0f))
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "model: zoom range [%g, %g]: 0 and 0 for none, or 1/64 <= zoom_min < "
                         "zoom_max <= 16",

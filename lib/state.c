@@ -116,7 +116,8 @@ ram_status ram_state_create_threads(const ram_model *m, int max_batch, int threa
     st->max_batch = max_batch;
     const bool sliced = threads > 1 && max_batch > ROW_SPLIT_MAX;
     ram_status s = ram_ws_init(&st->ws, m, sliced ? ROW_SPLIT_MAX : max_batch, false);
-    if (!s && m->ld == 3 && !(st->zooms = malloc(sizeof(float) * m->p.glimpses * (size_t)max_batch)))
+    if (!s && m->ld == 3 &&
+        !(st->zooms = malloc(sizeof(float) * m->p.glimpses * (size_t)max_batch)))
         s = ram_fail(RAM_ERR_OUT_OF_MEMORY, "state_create: out of memory");
     if (!s && threads > 1)
         s = ram_team_create(threads, RAM_ERR_OUT_OF_MEMORY, "state_create", &st->team);

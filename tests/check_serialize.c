@@ -535,7 +535,8 @@ START_TEST(test_cell_samples_roundtrip) {
     ck_assert_int_eq(ram_model_create(&p, &sampled), RAM_OK);
     size_t plain_len, len;
     unsigned char *tag;
-    unsigned char *d = saved_with_chunk(plain, sampled, "sampled.ram", "SAMP", &plain_len, &len, &tag);
+    unsigned char *d =
+        saved_with_chunk(plain, sampled, "sampled.ram", "SAMP", &plain_len, &len, &tag);
     ck_assert_uint_eq(len, plain_len + 20); /* tag, reserved, length, u32 */
     ck_assert_int_eq(ram_model_load(in_dir("sampled.ram"), &back), RAM_OK);
     ram_model_params q;
@@ -720,12 +721,12 @@ START_TEST(test_zoom_roundtrip) {
         ck_assert_int_eq(ram_state_create(zm, BIG, &one), RAM_OK);
         ck_assert_int_eq(ram_state_create_threads(zm, BIG, 2, &two), RAM_OK);
         float q1[BIG * 4], q2[BIG * 4], y1[BIG * 16], y2[BIG * 16];
-        ck_assert_int_eq(ram_model_classify_ex(zm, one, many, BIG, RAM_LOCS_RANDOM, pol1, NULL, q1,
-                                               NULL),
-                         RAM_OK);
-        ck_assert_int_eq(ram_model_classify_ex(zm, two, many, BIG, RAM_LOCS_RANDOM, pol2, NULL, q2,
-                                               NULL),
-                         RAM_OK);
+        ck_assert_int_eq(
+            ram_model_classify_ex(zm, one, many, BIG, RAM_LOCS_RANDOM, pol1, NULL, q1, NULL),
+            RAM_OK);
+        ck_assert_int_eq(
+            ram_model_classify_ex(zm, two, many, BIG, RAM_LOCS_RANDOM, pol2, NULL, q2, NULL),
+            RAM_OK);
         ck_assert_int_eq(ram_state_zooms(one, BIG, y1), RAM_OK);
         ck_assert_int_eq(ram_state_zooms(two, BIG, y2), RAM_OK);
         /* the matrix products of 20 rows and of two slices of 10 may round
@@ -739,7 +740,8 @@ START_TEST(test_zoom_roundtrip) {
             lo = y1[i] < lo ? y1[i] : lo;
             hi = y1[i] > hi ? y1[i] : hi;
         }
-        ck_assert_msg(lo < 0.8f && hi > 1.25f, "random zooms from %g to %g", (double)lo, (double)hi);
+        ck_assert_msg(lo < 0.8f && hi > 1.25f, "random zooms from %g to %g", (double)lo,
+                      (double)hi);
         ram_state_free(one);
         ram_state_free(two);
         ram_policy_free(pol1);

@@ -529,8 +529,7 @@ START_TEST(test_set_zoom) {
         ck_assert_int_eq(hard->side[0], 4);
         float out[3 * 64];
         const float centre[2] = {0.0f, 0.0f}; /* pixel 8: the square is 6..10 */
-        ck_assert_int_eq(ram_glimpse_extract(hard, img, 1, 1, 16, 16, centre, out, 3 * 64),
-                         RAM_OK);
+        ck_assert_int_eq(ram_glimpse_extract(hard, img, 1, 1, 16, 16, centre, out, 3 * 64), RAM_OK);
         for (int i = 0; i < 8; i++)
             for (int j = 0; j < 8; j++)
                 ck_assert_float_eq(out[i * 8 + j], img[(6 + i / 2) * 16 + 6 + j / 2]);

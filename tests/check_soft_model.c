@@ -214,7 +214,10 @@ static const struct {
     /* zoom as an action: the gradient reaches z through the sensor's
      * squares (a 3-pixel square zoomed to 1.5..6: samples and cells both) */
     {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 0.0f, {1, RAM_CORE_RNN, 0, 0.5f, 2.0f}},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 7.0f,
+    {RAM_GLIMPSE_CONCAT,
+     RAM_CORE_LSTM,
+     RAM_BOUND_HARDTANH,
+     7.0f,
      {2, RAM_CORE_LSTM, 4, 0.7f, 1.6f}},
 };
 enum { N_CONFIGS = sizeof configs / sizeof *configs };

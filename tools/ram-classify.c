@@ -265,8 +265,8 @@ static int classify(classifier *c, const char *path) {
         }
         const char *slash = strrchr(path, '/');
         if (path_figure_add(&c->figure, c->canvas, c->locs, c->zooms,
-                            c->o->stop >= 0 ? c->steps : 0, caption,
-                            slash ? slash + 1 : path, tool.name))
+                            c->o->stop >= 0 ? c->steps : 0, caption, slash ? slash + 1 : path,
+                            tool.name))
             return -1;
     }
 #endif

@@ -112,7 +112,7 @@ typedef struct job {
     float stop;         /* --stop-threshold, or -1 */
     int *steps;         /* with stop: the glimpses each image took */
     int n, batch, pixels, side, glimpses, patch;
-    bool zoom;          /* the model chooses each glimpse's zoom */
+    bool zoom; /* the model chooses each glimpse's zoom */
     dataset_kind dataset;
     int no_clutter;     /* place the digits as the set does, on an empty canvas */
     int n_digits;       /* digits clutter is drawn from (the whole split) */

@@ -376,8 +376,8 @@ static int allocate(const options *o, rows *w) {
     w->locs = malloc((size_t)w->cap * (size_t)T * 2 * sizeof *w->locs);
     w->zooms = malloc((size_t)w->cap * (size_t)T * sizeof *w->zooms);
     if (o->errors_only) w->batch = malloc((size_t)chunk * w->pixels * sizeof *w->batch);
-    if (!w->sel || !w->truth || !w->pred || !w->index || !w->probs || !w->locs || !w->zooms || !w->digits ||
-        (o->errors_only && !w->batch)) {
+    if (!w->sel || !w->truth || !w->pred || !w->index || !w->probs || !w->locs || !w->zooms ||
+        !w->digits || (o->errors_only && !w->batch)) {
         fprintf(stderr, "ram-glimpses: out of memory\n");
         return -1;
     }

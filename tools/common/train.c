@@ -432,7 +432,8 @@ static void print_header(const run *r) {
                     ? "sampled locations, REINFORCE plus backpropagation through the sensor"
                     : "mean locations, trained by backpropagation through the sensor");
     if (o->mp.zoom_max > 0)
-        fprintf(stderr, "zoom: each glimpse's squares times a factor in [%g, %g] chosen by the policy\n",
+        fprintf(stderr,
+                "zoom: each glimpse's squares times a factor in [%g, %g] chosen by the policy\n",
                 (double)o->mp.zoom_min, (double)o->mp.zoom_max);
     if (o->init && !o->resume)
         fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)\n",
