@@ -493,6 +493,7 @@ static peer_result run_peer(const config *c, int threads) {
 typedef struct row {
     stat3 train32, train128, infer1, infer256;
     stat3 infer1_half;                /* ram_state_set_precision(HALF) */
+    stat3 infer1_bf16;                /* ram_state_set_precision(BF16) */
     stat3 infer256_states;            /* a 1-thread state per caller thread */
     stat3 infer1_stop, infer256_stop; /* ram_model_classify_stop at opt.stop */
 } row;
@@ -579,6 +580,7 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
         lr[t - 1].train128 = bench_train(&p, x, y, 128, t);
         lr[t - 1].infer1 = bench_infer(m, x, POOL, 1, t, 0, RAM_PRECISION_FLOAT);
         lr[t - 1].infer1_half = bench_infer(m, x, POOL, 1, t, 0, RAM_PRECISION_HALF);
+        lr[t - 1].infer1_bf16 = bench_infer(m, x, POOL, 1, t, 0, RAM_PRECISION_BF16);
         lr[t - 1].infer256 = bench_infer(m, x, POOL, 256, t, 0, RAM_PRECISION_FLOAT);
         lr[t - 1].infer256_states = bench_infer(m, x, POOL, 256, t, 1, RAM_PRECISION_FLOAT);
         lr[t - 1].infer1_stop =
@@ -608,6 +610,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     say("   %-26s %22.1f %22.1f %10s  us/image (weights in half precision)\n",
         "infer, batch 1 half lat.", 1e6 / lr[0].infer1_half.median,
         opt.max_threads > 1 ? 1e6 / lr[1].infer1_half.median : 0.0, "");
+    ROW("infer, batch 1, bf16", infer1_bf16, "samples/s");
+    say("   %-26s %22.1f %22.1f %10s  us/image (weights in bfloat16)\n", "infer, batch 1 bf16 lat.",
+        1e6 / lr[0].infer1_bf16.median, opt.max_threads > 1 ? 1e6 / lr[1].infer1_bf16.median : 0.0,
+        "");
     ROW("infer, batch 256", infer256, "samples/s");
     ROW("infer, b256, state/thread", infer256_states, "samples/s");
     const double stop_glimpses = mean_glimpses(m, x, POOL, (float)opt.stop);
@@ -653,11 +659,12 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             pr[t].version, t + 1, t ? "s" : "", pr[t].train32.median, pr[t].train128.median,
             pr[t].infer1.median, 1e6 / pr[t].infer1.median, pr[t].infer256.median);
         say("   libram / PyTorch, %d thread%s: train b32 %.2fx, b128 %.2fx; infer b1 %.2fx (half "
-            "%.2fx), b256 %.2fx\n",
+            "%.2fx, bf16 %.2fx), b256 %.2fx\n",
             t + 1, t ? "s" : "", lr[t].train32.median / pr[t].train32.median,
             lr[t].train128.median / pr[t].train128.median,
             lr[t].infer1.median / pr[t].infer1.median,
             lr[t].infer1_half.median / pr[t].infer1.median,
+            lr[t].infer1_bf16.median / pr[t].infer1.median,
             lr[t].infer256.median / pr[t].infer256.median);
     }
     if (opt.peer && pr[0].ok) say("   PyTorch setup: %s\n", pr[0].setup);
@@ -680,16 +687,18 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             print_stat_json("train_b128", lr[t].train128, 0);
             print_stat_json("infer_b1", lr[t].infer1, 0);
             print_stat_json("infer_b1_half", lr[t].infer1_half, 0);
+            print_stat_json("infer_b1_bf16", lr[t].infer1_bf16, 0);
             print_stat_json("infer_b256", lr[t].infer256, 0);
             print_stat_json("infer_b256_state_per_thread", lr[t].infer256_states, 0);
             print_stat_json("infer_b1_stop", lr[t].infer1_stop, 0);
             print_stat_json("infer_b256_stop", lr[t].infer256_stop, 0);
             printf("\"infer_b1_stop_us\": %.3f, ", 1e6 / lr[t].infer1_stop.median);
-            printf("\"infer_b1_us\": %.3f, \"infer_b1_half_us\": %.3f}, \"train_limit\": %.1f, "
+            printf("\"infer_b1_us\": %.3f, \"infer_b1_half_us\": %.3f, \"infer_b1_bf16_us\": "
+                   "%.3f}, \"train_limit\": %.1f, "
                    "\"fraction_of_limit_b128\": %.4f, \"fraction_of_fma_peak_b128\": %.4f, "
                    "\"fraction_of_fma_peak_infer_b1\": %.4f",
-                   1e6 / lr[t].infer1.median, 1e6 / lr[t].infer1_half.median, lim,
-                   lr[t].train128.median / lim,
+                   1e6 / lr[t].infer1.median, 1e6 / lr[t].infer1_half.median,
+                   1e6 / lr[t].infer1_bf16.median, lim, lr[t].train128.median / lim,
                    fma_limit[t] > 0 ? lr[t].train128.median * f.train / (fma_limit[t] * 1e9) : 0,
                    fma_limit[t] > 0 ? lr[t].infer1.median * f.infer / (fma_limit[t] * 1e9) : 0);
             if (opt.peer && pr[t].ok) {
@@ -700,11 +709,13 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
                 print_stat_json("infer_b1", pr[t].infer1, 0);
                 print_stat_json("infer_b256", pr[t].infer256, 1);
                 printf("}, \"ratio\": {\"train_b32\": %.3f, \"train_b128\": %.3f, \"infer_b1\": "
-                       "%.3f, \"infer_b1_half\": %.3f, \"infer_b256\": %.3f}",
+                       "%.3f, \"infer_b1_half\": %.3f, \"infer_b1_bf16\": %.3f, \"infer_b256\": "
+                       "%.3f}",
                        lr[t].train32.median / pr[t].train32.median,
                        lr[t].train128.median / pr[t].train128.median,
                        lr[t].infer1.median / pr[t].infer1.median,
                        lr[t].infer1_half.median / pr[t].infer1.median,
+                       lr[t].infer1_bf16.median / pr[t].infer1.median,
                        lr[t].infer256.median / pr[t].infer256.median);
             }
             printf("}");

@@ -2,8 +2,8 @@
  * zero-skipping kernels read (ram_linear_forward_sparse()): a trained
  * model's ReLUs leave most of their outputs zero (68-85 % for the MNIST
  * models), and a zero input's column need not be read at all.  A state
- * keeps one copy (of its rounded halves in half precision), a trainer
- * another, remade whenever the weights change. */
+ * keeps one copy (of its rounded 16-bit weights at a reduced precision), a
+ * trainer another, remade whenever the weights change. */
 #include "internal.h"
 
 #include <math.h>
@@ -22,7 +22,8 @@ ram_status ram_cols_init(ram_cols *c, const struct ram_model *m) {
         c->off[id] = relu_fed && count ? total : RAM_NO_COLS;
         if (relu_fed) total += (count + 15) / 16 * 16; /* each from a 64-byte line (floats) */
     }
-    /* Floats, so that the same block holds halves after a switch to HALF. */
+    /* Floats, so that the same block holds 16-bit numbers after a switch of
+     * precision. */
     c->block = malloc(63 + total * sizeof(float));
     c->data = ram_align64(c->block);
     return c->data ? RAM_OK : ram_fail(RAM_ERR_OUT_OF_MEMORY, "column copy: out of memory");
@@ -34,9 +35,9 @@ void ram_cols_release(ram_cols *c) {
 }
 
 /* dst (cols x rows) = src (rows x cols) transposed, in tiles of 16 x 16
- * (HALF's copies, made once per weight change; the floats, which a trainer
- * remakes every step, go through ram_transpose()). */
-static void transpose_halves(uint16_t *dst, const uint16_t *src, int rows, int cols) {
+ * (the 16-bit copies, made once per weight change; the floats, which a
+ * trainer remakes every step, go through ram_transpose()). */
+static void transpose_16(uint16_t *dst, const uint16_t *src, int rows, int cols) {
     for (int r0 = 0; r0 < rows; r0 += 16)
         for (int c0 = 0; c0 < cols; c0 += 16)
             for (int c = c0; c < c0 + 16 && c < cols; c++)
@@ -50,7 +51,7 @@ void ram_cols_refresh(ram_cols *c, const struct ram_model *m, const uint16_t *w1
         if (c->off[id] == RAM_NO_COLS) continue;
         const int rows = m->t[id].rows, cols = m->t[id].cols;
         if (w16)
-            transpose_halves((uint16_t *)c->data + c->off[id], w16 + m->t[id].off, rows, cols);
+            transpose_16((uint16_t *)c->data + c->off[id], w16 + m->t[id].off, rows, cols);
         else
             ram_transpose((float *)c->data + c->off[id], m->w + m->t[id].off, rows, cols);
     }

@@ -21,9 +21,9 @@ static inline float clamp1(float x) {
 /* What every thread of one forward pass reads. */
 typedef struct fwd_job {
     const struct ram_model *m;
-    const float *w;      /* the parameters used: m->w, or a state's rounded copy */
-    const uint16_t *w16; /* the same in half precision for small batches, or NULL */
-    /* Column-major copies (halves when w16, else floats) of the layers fed
+    const float *w; /* the parameters used: m->w, or a state's rounded copy */
+    ram_w16 w16;    /* the same in 16 bits for small batches (w16.w NULL: none) */
+    /* Column-major copies (16-bit when w16.w, else floats) of the layers fed
      * by a ReLU, or NULL (none, or no sparse kernels to read them). */
     const ram_cols *cols;
     ram_ws *ws;
@@ -42,15 +42,15 @@ static void linear_rows_dense(const fwd_job *j, const float *X, int ldx, int n, 
                               float *Y, int ldy, bool acc) {
     const size_t off = j->m->t[id].off + (size_t)r0 * in;
     const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off + r0 : NULL;
-    if (j->w16 && n <= RAM_GEMV_MAX_ROWS)
-        ram_linear_forward_half(X, ldx, n, in, j->w16 + off, b, r1 - r0, Y, ldy, acc);
+    if (j->w16.w && n <= RAM_GEMV_MAX_ROWS)
+        ram_linear_forward_w16(X, ldx, n, in, j->w16.w + off, j->w16.form, b, r1 - r0, Y, ldy, acc);
     else
         ram_linear_forward(X, ldx, n, in, j->w + off, b, r1 - r0, Y, ldy, acc);
 }
 
 /* Rows [r0, r1) of linear layer `id` (its weight tensor; bias `bid`, or
  * RAM_T_COUNT for none): W's rows, b's entries, Y's columns.  A small batch
- * reads the half-precision copy when the job has one.  Layers fed by a
+ * reads the 16-bit copy when the job has one.  Layers fed by a
  * ReLU read the column-major copy, when the job has one, for each image
  * whose input has zeros enough: a quarter in a small batch, where the
  * alternative is the row kernels reading all of W for one image; 5/8 in a
@@ -71,8 +71,9 @@ static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in
         linear_rows_dense(j, X, ldx, n, in, id, bid, r0, r1, Y + r0, ldy, acc);
         return;
     }
-    const bool half = j->w16 != NULL;
-    const char *wt = (const char *)j->cols->data + j->cols->off[id] * (half ? 2 : 4);
+    const ram_wform form = j->w16.w ? j->w16.form : RAM_WFORM_FLOAT;
+    const char *wt =
+        (const char *)j->cols->data + j->cols->off[id] * (form != RAM_WFORM_FLOAT ? 2 : 4);
     const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off : NULL;
     const int min_zeros = small ? in / 4 : in * 5 / 8, rows = j->m->t[id].rows, width = r1 - r0;
     int dense = 0, *at = j->ws->gather_at;
@@ -93,7 +94,7 @@ static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in
             next++;
             continue;
         }
-        if (!ram_linear_forward_sparse(x, in, min_zeros, wt, half, rows, r0, r1, b, y, acc))
+        if (!ram_linear_forward_sparse(x, in, min_zeros, wt, form, rows, r0, r1, b, y, acc))
             linear_rows_dense(j, x, ldx, 1, in, id, bid, r0, r1, y + r0, ldy, acc);
     }
     if (dense > 0) {
@@ -455,11 +456,11 @@ static void forward_part(void *arg, int k, int nt) {
 void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, const float *images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
-    ram_model_forward_with(m, m->w, NULL, NULL, ws, ram_images_f32(images), n, mode, eps_or_locs,
-                           std, team);
+    ram_model_forward_with(m, m->w, (ram_w16){0}, NULL, ws, ram_images_f32(images), n, mode,
+                           eps_or_locs, std, team);
 }
 
-void ram_model_forward_with(const struct ram_model *m, const float *w, const uint16_t *w16,
+void ram_model_forward_with(const struct ram_model *m, const float *w, ram_w16 w16,
                             const ram_cols *cols, ram_ws *ws, ram_images images, int n,
                             ram_loc_mode mode, const float *eps_or_locs, float std,
                             ram_team *team) {
@@ -580,7 +581,7 @@ static void stop_part(void *arg, int k, int nt) {
     }
 }
 
-long ram_model_forward_stop(const struct ram_model *m, const float *w, const uint16_t *w16,
+long ram_model_forward_stop(const struct ram_model *m, const float *w, ram_w16 w16,
                             const ram_cols *cols, ram_ws *ws, ram_images images, int n,
                             float threshold, int *steps, int *bad_step, ram_team *team) {
     stop_job sj = {.j = {m, w, w16, cols && cols->data ? cols : NULL, ws, images, ws->halt_rows, n,

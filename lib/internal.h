@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The smallest location std (1/std^2 must stay finite), as a float object:
  * compared with a float, the literal 1e-4f itself may be evaluated in a
@@ -226,15 +227,30 @@ RAM_HIDDEN void ram_glimpse_soft_backward(const struct ram_glimpse *g, ram_image
 /* Y[n x out] (ld ldy) = X[n x in] (ld ldx) W^T + b, or += when accumulate. b may be NULL. */
 RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W,
                                    const float *b, int out, float *Y, int ldy, bool accumulate);
-/* The same for n <= RAM_GEMV_MAX_ROWS with W in IEEE half precision (the
- * floats ram_half_to_float() gives, multiplied in float in the order of
- * ram_linear_forward()'s small-n path: the same bits as that on those floats; kernels.c). */
-RAM_HIDDEN void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint16_t *W,
-                                        const float *b, int out, float *Y, int ldy,
-                                        bool accumulate);
+/* The forms the kernels read weights in: floats, or the 16-bit numbers of
+ * a state's reduced-precision copy (ram_state_set_precision()): IEEE 754
+ * binary16, or bfloat16 (a float's upper 16 bits: a float's range, 8 bits
+ * of significand).  Both widen to float exactly, and the kernels multiply
+ * the widened weights in float. */
+typedef enum ram_wform { RAM_WFORM_FLOAT, RAM_WFORM_HALF, RAM_WFORM_BF16 } ram_wform;
+
+/* A 16-bit copy of a model's parameters, laid out as its floats, in form
+ * HALF or BF16; w NULL: none (the floats are read). */
+typedef struct ram_w16 {
+    const uint16_t *w;
+    ram_wform form;
+} ram_w16;
+
+/* The same as ram_linear_forward() for n <= RAM_GEMV_MAX_ROWS with W in a
+ * 16-bit form (the floats it widens to, multiplied in float in the order
+ * of ram_linear_forward()'s small-n path: the same bits as that on those
+ * floats; kernels.c). */
+RAM_HIDDEN void ram_linear_forward_w16(const float *X, int ldx, int n, int in, const uint16_t *W,
+                                       ram_wform form, const float *b, int out, float *Y, int ldy,
+                                       bool accumulate);
 /* The sparse-input path (kernels.c): rows [r0, r1) of y (indexed from 0,
  * like b) = x W^T + b for one input row x of `in`, from Wt, W's
- * column-major copy (floats, or halves when `half`; column c's ldt rows at
+ * column-major copy (in `form`; column c's ldt rows at
  * Wt + c * ldt), reading only the columns of x's nonzeros.  Returns false,
  * touching nothing, when x has fewer than min_zeros zeros (the caller's
  * other kernel is then faster), when in > RAM_SPARSE_MAX_IN, or without
@@ -248,12 +264,31 @@ RAM_HIDDEN int ram_count_nonzeros(const float *x, int in);
 /* dst (cols x rows, row-major) = src (rows x cols, row-major) transposed. */
 RAM_HIDDEN void ram_transpose(float *dst, const float *src, int rows, int cols);
 RAM_HIDDEN bool ram_linear_forward_sparse(const float *x, int in, int min_zeros, const void *Wt,
-                                          bool half, int ldt, int r0, int r1, const float *b,
+                                          ram_wform form, int ldt, int r0, int r1, const float *b,
                                           float *y, bool accumulate);
 /* IEEE 754 binary16 <-> float: round to nearest even, overflow to Inf, NaN
  * kept; every half is exactly a float. */
 RAM_HIDDEN uint16_t ram_float_to_half(float f);
 RAM_HIDDEN float ram_half_to_float(uint16_t h);
+/* float <-> bfloat16.  bfloat16 is a float's upper half: rounding drops
+ * the lower 16 bits to the nearest, ties to even, and a carry into the
+ * exponent takes the value to the next binade or to Inf as it should; NaN
+ * is kept, made quiet so that dropping its low payload bits cannot make it
+ * Inf.  Widening is exact (a shift).  Inline: the kernels' scalar tails
+ * widen with it. */
+static inline uint16_t ram_float_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)(x >> 16 | 0x40u);
+    x += 0x7fffu + (x >> 16 & 1u);
+    return (uint16_t)(x >> 16);
+}
+static inline float ram_bf16_to_float(uint16_t h) {
+    const uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
 /* dW += dY^T X, db += sum_rows dY; dX (ld lddx) = or += dY W when dX != NULL. */
 RAM_HIDDEN void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int n,
                                     int in, int out, const float *W, float *dW, float *db,
@@ -351,9 +386,9 @@ enum ram_tensor_id {
 /* Column-major copies of a model's ReLU-fed layers (the glimpse network's
  * second layer, the core's input and, for the ReLU RNN, its recurrent
  * weights), which the sparse kernels read (ram_linear_forward_sparse());
- * model.c makes them.  Floats, or halves of the rounded weights when made
- * from a half copy; layer id's copy starts off[id] entries into data
- * (SIZE_MAX: not copied).  data is NULL without the sparse kernels. */
+ * columns.c makes them.  Floats, or the 16-bit numbers of a state's
+ * rounded copy when made from one; layer id's copy starts off[id] entries
+ * into data (SIZE_MAX: not copied).  data is NULL without the sparse kernels. */
 typedef struct ram_cols {
     void *block, *data;
     size_t off[RAM_T_COUNT];
@@ -448,8 +483,8 @@ static inline float *ram_param(const struct ram_model *m, float *base, enum ram_
 /* Allocate c for m's layers (nothing without the sparse kernels). */
 RAM_HIDDEN ram_status ram_cols_init(ram_cols *c, const struct ram_model *m);
 RAM_HIDDEN void ram_cols_release(ram_cols *c);
-/* Remake c from m's weights (or, when w16 is given, from those rounded
- * halves), unless made from this very version of them. */
+/* Remake c from m's weights (or, when w16 is given, from their 16-bit
+ * copy, in either form), unless made from this very version of them. */
 RAM_HIDDEN void ram_cols_refresh(ram_cols *c, const struct ram_model *m, const uint16_t *w16);
 /* Note that the model's weights changed (ram_state_set_precision()'s copies
  * compare this number with the one they were made from). */
@@ -558,16 +593,17 @@ RAM_HIDDEN void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, co
                                        int n, ram_loc_mode mode, const float *eps_or_locs,
                                        float std, ram_team *team);
 /* ram_model_forward_team() with the parameters at `w` (n_params floats laid
- * out as m->w) instead of m->w, and, when w16 is not NULL, the same values in
- * half precision read by the layers of n <= RAM_GEMV_MAX_ROWS images; when
- * cols is not NULL and has data, the ReLU-fed layers read those column-major
- * copies (made from the same values: halves when w16) for each image whose
+ * out as m->w) instead of m->w, and, when w16.w is not NULL, the same values
+ * in that 16-bit form read by the layers of n <= RAM_GEMV_MAX_ROWS images;
+ * when cols is not NULL and has data, the ReLU-fed layers read those
+ * column-major copies (made from the same values: 16-bit when w16.w) for
+ * each image whose
  * input has zeros enough (ram_linear_forward_sparse(), and above
  * RAM_GEMV_MAX_ROWS images ws's gather buffers). */
-RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w,
-                                       const uint16_t *w16, const ram_cols *cols, ram_ws *ws,
-                                       ram_images images, int n, ram_loc_mode mode,
-                                       const float *eps_or_locs, float std, ram_team *team);
+RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w, ram_w16 w16,
+                                       const ram_cols *cols, ram_ws *ws, ram_images images, int n,
+                                       ram_loc_mode mode, const float *eps_or_locs, float std,
+                                       ram_team *team);
 /* A forward pass of n images (nt = 1, mean locations, one object) in which
  * each image stops at the first glimpse after which the classifier's top
  * probability reaches `threshold`, or at the last: its probabilities go to
@@ -577,10 +613,9 @@ RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w
  * -1.  ws is an inference workspace of at least n images.  With a team
  * (n <= RAM_GEMV_MAX_ROWS), every layer's rows are split between its
  * threads as in ram_model_forward_with(), with the same bits. */
-RAM_HIDDEN long ram_model_forward_stop(const struct ram_model *m, const float *w,
-                                       const uint16_t *w16, const ram_cols *cols, ram_ws *ws,
-                                       ram_images images, int n, float threshold, int *steps,
-                                       int *bad_step, ram_team *team);
+RAM_HIDDEN long ram_model_forward_stop(const struct ram_model *m, const float *w, ram_w16 w16,
+                                       const ram_cols *cols, ram_ws *ws, ram_images images, int n,
+                                       float threshold, int *steps, int *bad_step, ram_team *team);
 /* After a forward pass of n images in ws: the first image whose glimpses
  * read a NaN or Inf pixel, or -1; *step gets that glimpse's step (0-based).
  * Pixels are never scanned up front, which would make the cost grow with

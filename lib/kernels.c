@@ -1,5 +1,5 @@
-/* The portable kernels behind the linear layers of few rows, IEEE half
- * precision conversion, and the one place where a processor-specific set
+/* The portable kernels behind the linear layers of few rows, the IEEE half
+ * and bfloat16 conversions, and the one place where a processor-specific set
  * of kernels (kernels_x86.c, kernels_neon.c) is chosen at run time.  The
  * portable set is the reference: every other set gives its bits, or its
  * own documented order of sums (kernels.h, `fused`). */
@@ -46,19 +46,26 @@ float ram_half_to_float(uint16_t h) {
     memcpy(&f, &x, sizeof f);
     return f;
 }
-/* The portable kernel, for float rows or (when `half`) half rows: the same
- * sums in the same order either way.  Inlined into its two callers below, so
- * that `half` is a constant in each. */
+/* A weight of form `form` as a float (exact). */
+__attribute__((always_inline)) static inline float portable_weight(const void *W, size_t i,
+                                                                   ram_wform form) {
+    if (form == RAM_WFORM_HALF) return ram_half_to_float(((const uint16_t *)W)[i]);
+    if (form == RAM_WFORM_BF16) return ram_bf16_to_float(((const uint16_t *)W)[i]);
+    return ((const float *)W)[i];
+}
+
+/* The portable kernel, for rows of any form: the same sums in the same
+ * order for each.  Inlined into its callers below, so that `form` is a
+ * constant in each. */
 __attribute__((always_inline)) static inline void dot_rows_portable(const void *W, int in,
                                                                     const float *x, int rows,
                                                                     const float *b, float *y,
-                                                                    bool acc, bool half) {
+                                                                    bool acc, ram_wform form) {
     for (int r = 0; r < rows; r++) {
         const size_t row = (size_t)r * in;
         float s[8] = {0};
         int c = 0;
-#define WEIGHT(i)                                                                                  \
-    (half ? ram_half_to_float(((const uint16_t *)W)[row + (i)]) : ((const float *)W)[row + (i)])
+#define WEIGHT(i) portable_weight(W, row + (i), form)
         /* Each product and each sum assigned to a float: where the compiler
          * evaluates float expressions wider (x87: i386), an assignment is
          * what rounds (ISO C), so the order of sums keeps its meaning. */
@@ -81,17 +88,22 @@ __attribute__((always_inline)) static inline void dot_rows_portable(const void *
 
 static void dot_rows_generic(const float *W, int in, const float *x, int rows, const float *b,
                              float *y, bool acc) {
-    dot_rows_portable(W, in, x, rows, b, y, acc, false);
+    dot_rows_portable(W, in, x, rows, b, y, acc, RAM_WFORM_FLOAT);
 }
 
 static void dot_rows_half_generic(const uint16_t *W, int in, const float *x, int rows,
                                   const float *b, float *y, bool acc) {
-    dot_rows_portable(W, in, x, rows, b, y, acc, true);
+    dot_rows_portable(W, in, x, rows, b, y, acc, RAM_WFORM_HALF);
+}
+
+static void dot_rows_bf16_generic(const uint16_t *W, int in, const float *x, int rows,
+                                  const float *b, float *y, bool acc) {
+    dot_rows_portable(W, in, x, rows, b, y, acc, RAM_WFORM_BF16);
 }
 
 static void dot_rows_in2_generic(const float *W, const float *x, int rows, const float *b, float *y,
                                  bool acc) {
-    dot_rows_portable(W, 2, x, rows, b, y, acc, false);
+    dot_rows_portable(W, 2, x, rows, b, y, acc, RAM_WFORM_FLOAT);
 }
 
 int ram_portable_nonzeros(const float *x, int in, int *nz) {
@@ -119,9 +131,11 @@ static const ram_kernel_set portable = {
     .fused = false,
     .dot_rows = dot_rows_generic,
     .dot_rows_half = dot_rows_half_generic,
+    .dot_rows_bf16 = dot_rows_bf16_generic,
     .dot_rows_in2 = dot_rows_in2_generic,
     .dot_cols = NULL,
     .dot_cols_half = NULL,
+    .dot_cols_bf16 = NULL,
     .nonzeros = ram_portable_nonzeros,
     .count_nonzeros = count_nonzeros_generic,
     .transpose = ram_portable_transpose,
@@ -191,16 +205,18 @@ void ram_dot_rows(const float *W, int in, const float *x, int rows, const float 
         dot_rows_generic(W, in, x, rows, b, y, acc);
 }
 
-void ram_linear_forward_half(const float *X, int ldx, int n, int in, const uint16_t *W,
-                             const float *b, int out, float *Y, int ldy, bool accumulate) {
+void ram_linear_forward_w16(const float *X, int ldx, int n, int in, const uint16_t *W,
+                            ram_wform form, const float *b, int out, float *Y, int ldy,
+                            bool accumulate) {
     const ram_kernel_set *k = ram_kernels();
+    const bool bf16 = form == RAM_WFORM_BF16;
     for (int i = 0; i < n; i++) {
         const float *x = X + (size_t)i * ldx;
         float *y = Y + (size_t)i * ldy;
-        if (in >= 8) /* ram_dot_rows()'s choice: its bits on the rounded weights */
-            k->dot_rows_half(W, in, x, out, b, y, accumulate);
+        if (in >= 8) /* ram_dot_rows()'s choice: its bits on the widened weights */
+            (bf16 ? k->dot_rows_bf16 : k->dot_rows_half)(W, in, x, out, b, y, accumulate);
         else
-            dot_rows_half_generic(W, in, x, out, b, y, accumulate);
+            (bf16 ? dot_rows_bf16_generic : dot_rows_half_generic)(W, in, x, out, b, y, accumulate);
     }
 }
 
@@ -216,15 +232,18 @@ bool ram_sparse_kernels(void) {
     return ram_kernels()->dot_cols != NULL;
 }
 
-bool ram_linear_forward_sparse(const float *x, int in, int min_zeros, const void *Wt, bool half,
-                               int ldt, int r0, int r1, const float *b, float *y, bool accumulate) {
+bool ram_linear_forward_sparse(const float *x, int in, int min_zeros, const void *Wt,
+                               ram_wform form, int ldt, int r0, int r1, const float *b, float *y,
+                               bool accumulate) {
     const ram_kernel_set *k = ram_kernels();
     int nz[RAM_SPARSE_MAX_IN];
     if (in > RAM_SPARSE_MAX_IN || !k->dot_cols) return false;
     const int nnz = k->nonzeros(x, in, nz);
     if (nnz > in - min_zeros) return false; /* the caller's dense kernel is faster */
-    if (half)
+    if (form == RAM_WFORM_HALF)
         k->dot_cols_half(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
+    else if (form == RAM_WFORM_BF16)
+        k->dot_cols_bf16(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
     else
         k->dot_cols(Wt, ldt, nz, nnz, x, r0, r1, b, y, accumulate);
     return true;

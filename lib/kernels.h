@@ -35,8 +35,11 @@ typedef struct ram_kernel_set {
      * in the portable set, which takes any width. */
     void (*dot_rows)(const float *W, int in, const float *x, int rows, const float *b, float *y,
                      bool acc);
-    /* The same from half rows: the bits dot_rows gives on the rounded weights. */
+    /* The same from half or bfloat16 rows: the bits dot_rows gives on the
+     * floats they widen to. */
     void (*dot_rows_half)(const uint16_t *W, int in, const float *x, int rows, const float *b,
+                          float *y, bool acc);
+    void (*dot_rows_bf16)(const uint16_t *W, int in, const float *x, int rows, const float *b,
                           float *y, bool acc);
     /* Rows of 2 inputs (the location layer): (0 + w0 x0) + w1 x1, unfused,
      * in every set, so the same bits everywhere. */
@@ -47,10 +50,12 @@ typedef struct ram_kernel_set {
      * row from 0, then ram_finish_row().  NULL in a set without the
      * zero-skipping path (the portable one: a scalar chain was never
      * measured against the row kernels, and fmaf() is a library call on
-     * processors without FMA), and then dot_cols_half is NULL too. */
+     * processors without FMA), and then so are the 16-bit ones. */
     void (*dot_cols)(const float *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
                      int r1, const float *b, float *y, bool acc);
     void (*dot_cols_half)(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x,
+                          int r0, int r1, const float *b, float *y, bool acc);
+    void (*dot_cols_bf16)(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x,
                           int r0, int r1, const float *b, float *y, bool acc);
     /* The positions of x's nonzeros (NaN counts, -0 does not) into nz (room
      * for `in`), in increasing order; their count. */
@@ -99,6 +104,8 @@ RAM_HIDDEN extern const ram_kernel_set ram_kernels_avx512;
 RAM_HIDDEN void ram_x86_dot_rows(const float *W, int in, const float *x, int rows, const float *b,
                                  float *y, bool acc);
 RAM_HIDDEN void ram_x86_dot_rows_half(const uint16_t *W, int in, const float *x, int rows,
+                                      const float *b, float *y, bool acc);
+RAM_HIDDEN void ram_x86_dot_rows_bf16(const uint16_t *W, int in, const float *x, int rows,
                                       const float *b, float *y, bool acc);
 RAM_HIDDEN void ram_x86_dot_rows_in2(const float *W, const float *x, int rows, const float *b,
                                      float *y, bool acc);

@@ -16,11 +16,14 @@
 
 #define RAM_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx2,fma,f16c,popcnt"
 
-/* Sixteen weights from w as floats (halves converted exactly), the lanes
- * outside `mask` zero and not read. */
+/* Sixteen weights from w as floats (halves and bfloat16s widened exactly),
+ * the lanes outside `mask` zero and not read. */
 __attribute__((target(RAM_AVX512_TARGET), always_inline)) static inline __m512
-load16(const void *w, __mmask16 mask, bool half) {
-    if (half) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, w));
+load16(const void *w, __mmask16 mask, ram_wform form) {
+    if (form == RAM_WFORM_HALF) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, w));
+    if (form == RAM_WFORM_BF16)
+        return _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, w)), 16));
     return _mm512_maskz_loadu_ps(mask, w);
 }
 
@@ -42,8 +45,8 @@ finish_rows16(float *y, const float *b, int r, __mmask16 mask, bool acc, __m512 
  * in a full vector. */
 __attribute__((target(RAM_AVX512_TARGET), always_inline)) static inline void
 dot_cols_avx512(const void *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
-                const float *b, float *y, bool acc, bool half) {
-    const size_t size = half ? sizeof(uint16_t) : sizeof(float);
+                const float *b, float *y, bool acc, ram_wform form) {
+    const size_t size = form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float);
     const __m512 zero = _mm512_setzero_ps();
     const __mmask16 all = 0xffff;
 #define COL(k, r) ((const char *)Wt + ((size_t)nz[k] * ldt + (r)) * size)
@@ -54,14 +57,14 @@ dot_cols_avx512(const void *Wt, int ldt, const int *nz, int nnz, const float *x,
         for (int k = 0; k < nnz; k++) {
             const char *w = COL(k, r);
             const __m512 xc = _mm512_set1_ps(x[nz[k]]);
-            a0 = _mm512_fmadd_ps(load16(w, all, half), xc, a0);
-            a1 = _mm512_fmadd_ps(load16(w + 16 * size, all, half), xc, a1);
-            a2 = _mm512_fmadd_ps(load16(w + 32 * size, all, half), xc, a2);
-            a3 = _mm512_fmadd_ps(load16(w + 48 * size, all, half), xc, a3);
-            a4 = _mm512_fmadd_ps(load16(w + 64 * size, all, half), xc, a4);
-            a5 = _mm512_fmadd_ps(load16(w + 80 * size, all, half), xc, a5);
-            a6 = _mm512_fmadd_ps(load16(w + 96 * size, all, half), xc, a6);
-            a7 = _mm512_fmadd_ps(load16(w + 112 * size, all, half), xc, a7);
+            a0 = _mm512_fmadd_ps(load16(w, all, form), xc, a0);
+            a1 = _mm512_fmadd_ps(load16(w + 16 * size, all, form), xc, a1);
+            a2 = _mm512_fmadd_ps(load16(w + 32 * size, all, form), xc, a2);
+            a3 = _mm512_fmadd_ps(load16(w + 48 * size, all, form), xc, a3);
+            a4 = _mm512_fmadd_ps(load16(w + 64 * size, all, form), xc, a4);
+            a5 = _mm512_fmadd_ps(load16(w + 80 * size, all, form), xc, a5);
+            a6 = _mm512_fmadd_ps(load16(w + 96 * size, all, form), xc, a6);
+            a7 = _mm512_fmadd_ps(load16(w + 112 * size, all, form), xc, a7);
         }
         finish_rows16(y, b, r, all, acc, a0);
         finish_rows16(y, b, r + 16, all, acc, a1);
@@ -76,7 +79,7 @@ dot_cols_avx512(const void *Wt, int ldt, const int *nz, int nnz, const float *x,
         const __mmask16 mask = r + 16 <= r1 ? all : (__mmask16)((1u << (r1 - r)) - 1);
         __m512 a = zero;
         for (int k = 0; k < nnz; k++)
-            a = _mm512_fmadd_ps(load16(COL(k, r), mask, half), _mm512_set1_ps(x[nz[k]]), a);
+            a = _mm512_fmadd_ps(load16(COL(k, r), mask, form), _mm512_set1_ps(x[nz[k]]), a);
         finish_rows16(y, b, r, mask, acc, a);
     }
 #undef COL
@@ -85,13 +88,19 @@ dot_cols_avx512(const void *Wt, int ldt, const int *nz, int nnz, const float *x,
 __attribute__((target(RAM_AVX512_TARGET))) static void
 avx512_dot_cols(const float *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
                 const float *b, float *y, bool acc) {
-    dot_cols_avx512(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, false);
+    dot_cols_avx512(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, RAM_WFORM_FLOAT);
 }
 
 __attribute__((target(RAM_AVX512_TARGET))) static void
 avx512_dot_cols_half(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
                      int r1, const float *b, float *y, bool acc) {
-    dot_cols_avx512(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, true);
+    dot_cols_avx512(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, RAM_WFORM_HALF);
+}
+
+__attribute__((target(RAM_AVX512_TARGET))) static void
+avx512_dot_cols_bf16(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
+                     int r1, const float *b, float *y, bool acc) {
+    dot_cols_avx512(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, RAM_WFORM_BF16);
 }
 
 /* x's nonzeros (NaN counts, -0 does not), sixteen inputs at a time: one
@@ -130,9 +139,11 @@ const ram_kernel_set ram_kernels_avx512 = {
     .fused = true,
     .dot_rows = ram_x86_dot_rows,
     .dot_rows_half = ram_x86_dot_rows_half,
+    .dot_rows_bf16 = ram_x86_dot_rows_bf16,
     .dot_rows_in2 = ram_x86_dot_rows_in2,
     .dot_cols = avx512_dot_cols,
     .dot_cols_half = avx512_dot_cols_half,
+    .dot_cols_bf16 = avx512_dot_cols_bf16,
     .nonzeros = avx512_nonzeros,
     .count_nonzeros = avx512_count_nonzeros,
     .transpose = ram_x86_transpose,

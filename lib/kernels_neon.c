@@ -15,15 +15,22 @@
 #include <string.h>
 
 /* Four weights from row w at column c, as floats: float rows as they are,
- * half rows widened (exact).  `half` is a constant wherever this is
- * inlined, so each kernel below has one kind of load. */
-__attribute__((always_inline)) static inline float32x4_t load4(const void *w, int c, bool half) {
-    if (half) return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)w + c)));
+ * half rows widened, bfloat16 rows shifted into a float's upper half (both
+ * exact).  `form` is a constant wherever this is inlined, so each kernel
+ * below has one kind of load. */
+__attribute__((always_inline)) static inline float32x4_t load4(const void *w, int c,
+                                                               ram_wform form) {
+    if (form == RAM_WFORM_HALF)
+        return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)w + c)));
+    if (form == RAM_WFORM_BF16)
+        return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16((const uint16_t *)w + c), 16));
     return vld1q_f32((const float *)w + c);
 }
 
-__attribute__((always_inline)) static inline float weight(const void *w, int c, bool half) {
-    return half ? ram_half_to_float(((const uint16_t *)w)[c]) : ((const float *)w)[c];
+__attribute__((always_inline)) static inline float weight(const void *w, int c, ram_wform form) {
+    if (form == RAM_WFORM_HALF) return ram_half_to_float(((const uint16_t *)w)[c]);
+    if (form == RAM_WFORM_BF16) return ram_bf16_to_float(((const uint16_t *)w)[c]);
+    return ((const float *)w)[c];
 }
 
 /* ram_finish_row() for rows r .. r + count - 1 (count <= 4) from d's lanes:
@@ -51,36 +58,37 @@ __attribute__((always_inline)) static inline void finish_rows4(float *y, const f
  * rows give ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)) in lane j for row j.  Then
  * the columns past the last multiple of 8, one by one, unfused. */
 __attribute__((always_inline)) static inline void dot_block4(const char *const w[4], const float *x,
-                                                             int in, float out[4], bool half) {
+                                                             int in, float out[4], ram_wform form) {
     const float32x4_t zero = vdupq_n_f32(0.0f);
     float32x4_t l0 = zero, h0 = zero, l1 = zero, h1 = zero, l2 = zero, h2 = zero, l3 = zero,
                 h3 = zero;
     int c = 0;
     for (; c + 8 <= in; c += 8) {
         const float32x4_t xl = vld1q_f32(x + c), xh = vld1q_f32(x + c + 4);
-        l0 = vfmaq_f32(l0, load4(w[0], c, half), xl);
-        h0 = vfmaq_f32(h0, load4(w[0], c + 4, half), xh);
-        l1 = vfmaq_f32(l1, load4(w[1], c, half), xl);
-        h1 = vfmaq_f32(h1, load4(w[1], c + 4, half), xh);
-        l2 = vfmaq_f32(l2, load4(w[2], c, half), xl);
-        h2 = vfmaq_f32(h2, load4(w[2], c + 4, half), xh);
-        l3 = vfmaq_f32(l3, load4(w[3], c, half), xl);
-        h3 = vfmaq_f32(h3, load4(w[3], c + 4, half), xh);
+        l0 = vfmaq_f32(l0, load4(w[0], c, form), xl);
+        h0 = vfmaq_f32(h0, load4(w[0], c + 4, form), xh);
+        l1 = vfmaq_f32(l1, load4(w[1], c, form), xl);
+        h1 = vfmaq_f32(h1, load4(w[1], c + 4, form), xh);
+        l2 = vfmaq_f32(l2, load4(w[2], c, form), xl);
+        h2 = vfmaq_f32(h2, load4(w[2], c + 4, form), xh);
+        l3 = vfmaq_f32(l3, load4(w[3], c, form), xl);
+        h3 = vfmaq_f32(h3, load4(w[3], c + 4, form), xh);
     }
     const float32x4_t q01 = vpaddq_f32(vpaddq_f32(l0, h0), vpaddq_f32(l1, h1));
     const float32x4_t q23 = vpaddq_f32(vpaddq_f32(l2, h2), vpaddq_f32(l3, h3));
     vst1q_f32(out, vpaddq_f32(q01, q23));
     for (; c < in; c++)
         for (int j = 0; j < 4; j++)
-            out[j] += weight(w[j], c, half) * x[c];
+            out[j] += weight(w[j], c, form) * x[c];
 }
 
-/* y[r] for rows [0, rows) of W (floats, or halves when `half`). */
+/* y[r] for rows [0, rows) of W (in `form`). */
 __attribute__((always_inline)) static inline void dot_rows_neon(const void *W, int in,
                                                                 const float *x, int rows,
                                                                 const float *b, float *y, bool acc,
-                                                                bool half) {
-    const size_t row_bytes = (size_t)in * (half ? sizeof(uint16_t) : sizeof(float));
+                                                                ram_wform form) {
+    const size_t row_bytes =
+        (size_t)in * (form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float));
     for (int r = 0; r < rows; r += 4) {
         /* Past the last row, repeat it: each lane's arithmetic is its own,
          * so row r comes out the same as in a full block. */
@@ -88,19 +96,24 @@ __attribute__((always_inline)) static inline void dot_rows_neon(const void *W, i
         for (int j = 0; j < 4; j++)
             w[j] = (const char *)W + (size_t)(r + j < rows ? r + j : rows - 1) * row_bytes;
         float d[4];
-        dot_block4(w, x, in, d, half);
+        dot_block4(w, x, in, d, form);
         finish_rows4(y, b, r, r + 4 <= rows ? 4 : rows - r, acc, vld1q_f32(d));
     }
 }
 
 static void neon_dot_rows(const float *W, int in, const float *x, int rows, const float *b,
                           float *y, bool acc) {
-    dot_rows_neon(W, in, x, rows, b, y, acc, false);
+    dot_rows_neon(W, in, x, rows, b, y, acc, RAM_WFORM_FLOAT);
 }
 
 static void neon_dot_rows_half(const uint16_t *W, int in, const float *x, int rows, const float *b,
                                float *y, bool acc) {
-    dot_rows_neon(W, in, x, rows, b, y, acc, true);
+    dot_rows_neon(W, in, x, rows, b, y, acc, RAM_WFORM_HALF);
+}
+
+static void neon_dot_rows_bf16(const uint16_t *W, int in, const float *x, int rows, const float *b,
+                               float *y, bool acc) {
+    dot_rows_neon(W, in, x, rows, b, y, acc, RAM_WFORM_BF16);
 }
 
 /* The location layer (2 inputs), four rows at a time: vld2q splits the
@@ -130,8 +143,8 @@ static void neon_dot_rows_in2(const float *W, const float *x, int rows, const fl
  * with it; then ram_finish_row(). */
 __attribute__((always_inline)) static inline void
 dot_cols_neon(const void *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
-              const float *b, float *y, bool acc, bool half) {
-    const size_t size = half ? sizeof(uint16_t) : sizeof(float);
+              const float *b, float *y, bool acc, ram_wform form) {
+    const size_t size = form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float);
     const float32x4_t zero = vdupq_n_f32(0.0f);
 #define COL(k, r) ((const char *)Wt + ((size_t)nz[k] * ldt + (r)) * size)
     int r = r0;
@@ -143,7 +156,7 @@ dot_cols_neon(const void *Wt, int ldt, const int *nz, int nnz, const float *x, i
             const char *w = COL(k, r);
             const float32x4_t xc = vdupq_n_f32(x[nz[k]]);
             for (int j = 0; j < 8; j++)
-                a[j] = vfmaq_f32(a[j], load4(w, 4 * j, half), xc);
+                a[j] = vfmaq_f32(a[j], load4(w, 4 * j, form), xc);
         }
         for (int j = 0; j < 8; j++)
             finish_rows4(y, b, r + 4 * j, 4, acc, a[j]);
@@ -151,13 +164,13 @@ dot_cols_neon(const void *Wt, int ldt, const int *nz, int nnz, const float *x, i
     for (; r + 4 <= r1; r += 4) {
         float32x4_t a = zero;
         for (int k = 0; k < nnz; k++)
-            a = vfmaq_f32(a, load4(COL(k, r), 0, half), vdupq_n_f32(x[nz[k]]));
+            a = vfmaq_f32(a, load4(COL(k, r), 0, form), vdupq_n_f32(x[nz[k]]));
         finish_rows4(y, b, r, 4, acc, a);
     }
     for (; r < r1; r++) { /* the lanes' arithmetic, one row at a time */
         float a = 0.0f;
         for (int k = 0; k < nnz; k++)
-            a = fmaf(weight(COL(k, r), 0, half), x[nz[k]], a);
+            a = fmaf(weight(COL(k, r), 0, form), x[nz[k]], a);
         ram_finish_row(y, b, r, acc, a);
     }
 #undef COL
@@ -165,12 +178,17 @@ dot_cols_neon(const void *Wt, int ldt, const int *nz, int nnz, const float *x, i
 
 static void neon_dot_cols(const float *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
                           int r1, const float *b, float *y, bool acc) {
-    dot_cols_neon(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, false);
+    dot_cols_neon(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, RAM_WFORM_FLOAT);
 }
 
 static void neon_dot_cols_half(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x,
                                int r0, int r1, const float *b, float *y, bool acc) {
-    dot_cols_neon(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, true);
+    dot_cols_neon(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, RAM_WFORM_HALF);
+}
+
+static void neon_dot_cols_bf16(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x,
+                               int r0, int r1, const float *b, float *y, bool acc) {
+    dot_cols_neon(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, RAM_WFORM_BF16);
 }
 
 /* How many of x's entries are not zero, four at a time: a lane compares
@@ -192,9 +210,11 @@ const ram_kernel_set ram_kernels_neon = {
     .fused = true,
     .dot_rows = neon_dot_rows,
     .dot_rows_half = neon_dot_rows_half,
+    .dot_rows_bf16 = neon_dot_rows_bf16,
     .dot_rows_in2 = neon_dot_rows_in2,
     .dot_cols = neon_dot_cols,
     .dot_cols_half = neon_dot_cols_half,
+    .dot_cols_bf16 = neon_dot_cols_bf16,
     .nonzeros = ram_portable_nonzeros,
     .count_nonzeros = neon_count_nonzeros,
     .transpose = ram_portable_transpose,

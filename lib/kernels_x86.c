@@ -13,11 +13,17 @@
 #define RAM_X86_TARGET "avx2,fma,f16c,popcnt"
 
 /* Eight weights from row w at column c, as floats: float rows as they are,
- * half rows through F16C (exact).  `half` is a constant wherever this is
- * inlined, so each kernel below has one kind of load. */
+ * half rows through F16C, bfloat16 rows widened and shifted into a float's
+ * upper half (both exact).  `form` is a constant wherever this is inlined,
+ * so each kernel below has one kind of load. */
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline __m256
-load8(const void *w, int c, bool half) {
-    if (half) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + c)));
+load8(const void *w, int c, ram_wform form) {
+    if (form == RAM_WFORM_HALF)
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + c)));
+    if (form == RAM_WFORM_BF16)
+        return _mm256_castsi256_ps(_mm256_slli_epi32(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + c))),
+            16));
     return _mm256_loadu_ps((const float *)w + c);
 }
 
@@ -39,8 +45,10 @@ finish_rows8(float *y, const float *b, int r, int count, bool acc, __m256 d) {
 }
 
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline float
-weight(const void *w, int c, bool half) {
-    return half ? _cvtsh_ss(((const uint16_t *)w)[c]) : ((const float *)w)[c];
+weight(const void *w, int c, ram_wform form) {
+    if (form == RAM_WFORM_HALF) return _cvtsh_ss(((const uint16_t *)w)[c]);
+    if (form == RAM_WFORM_BF16) return ram_bf16_to_float(((const uint16_t *)w)[c]);
+    return ((const float *)w)[c];
 }
 
 /* Eight rows per pass, one accumulator each: x is loaded once for eight
@@ -51,26 +59,27 @@ weight(const void *w, int c, bool half) {
  * 256 inputs ran 12-18 % faster than with four rows (docs/performance.md).
  * Lane j of the result is row j's sum, ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7))
  * over its eight column lanes s, then the columns past the last multiple of
- * 8 one by one: the same operations for every row.  Half rows are
- * converted as they are loaded and summed in exactly the float rows' order,
- * so a half row gives the bits a float row of the rounded weights gives.
+ * 8 one by one: the same operations for every row.  16-bit rows are
+ * widened as they are loaded and summed in exactly the float rows' order,
+ * so they give the bits a float row of the rounded weights gives.
  * With `eight` false, rows w[0..3] alone (out[0..3]): the same sums, half
  * the work when no more rows are left. */
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
-dot_block(const char *const w[8], const float *x, int in, float out[8], bool half, bool eight) {
+dot_block(const char *const w[8], const float *x, int in, float out[8], ram_wform form,
+          bool eight) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     int c = 0;
     for (; c + 8 <= in; c += 8) {
         const __m256 x0 = _mm256_loadu_ps(x + c);
-        a0 = _mm256_fmadd_ps(load8(w[0], c, half), x0, a0);
-        a1 = _mm256_fmadd_ps(load8(w[1], c, half), x0, a1);
-        a2 = _mm256_fmadd_ps(load8(w[2], c, half), x0, a2);
-        a3 = _mm256_fmadd_ps(load8(w[3], c, half), x0, a3);
+        a0 = _mm256_fmadd_ps(load8(w[0], c, form), x0, a0);
+        a1 = _mm256_fmadd_ps(load8(w[1], c, form), x0, a1);
+        a2 = _mm256_fmadd_ps(load8(w[2], c, form), x0, a2);
+        a3 = _mm256_fmadd_ps(load8(w[3], c, form), x0, a3);
         if (!eight) continue;
-        a4 = _mm256_fmadd_ps(load8(w[4], c, half), x0, a4);
-        a5 = _mm256_fmadd_ps(load8(w[5], c, half), x0, a5);
-        a6 = _mm256_fmadd_ps(load8(w[6], c, half), x0, a6);
-        a7 = _mm256_fmadd_ps(load8(w[7], c, half), x0, a7);
+        a4 = _mm256_fmadd_ps(load8(w[4], c, form), x0, a4);
+        a5 = _mm256_fmadd_ps(load8(w[5], c, form), x0, a5);
+        a6 = _mm256_fmadd_ps(load8(w[6], c, form), x0, a6);
+        a7 = _mm256_fmadd_ps(load8(w[7], c, form), x0, a7);
     }
     /* Lanes 0-3 of s0 hold rows 0-3's sums of their column lanes 0-3, lanes
      * 4-7 their sums of lanes 4-7; s1 the same for rows 4-7. */
@@ -84,7 +93,7 @@ dot_block(const char *const w[8], const float *x, int in, float out[8], bool hal
     }
     for (; c < in; c++)
         for (int j = 0; j < (eight ? 8 : 4); j++)
-            out[j] += weight(w[j], c, half) * x[c];
+            out[j] += weight(w[j], c, form) * x[c];
 }
 
 /* The location layer (2 inputs, l = (x, y)), eight rows at a time: the
@@ -115,11 +124,12 @@ ram_x86_dot_rows_in2(const float *W, const float *x, int rows, const float *b, f
     }
 }
 
-/* y[r] for rows [0, rows) of W (floats, or halves when `half`). */
+/* y[r] for rows [0, rows) of W (in `form`). */
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
 dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, float *y, bool acc,
-             bool half) {
-    const size_t row_bytes = (size_t)in * (half ? sizeof(uint16_t) : sizeof(float));
+             ram_wform form) {
+    const size_t row_bytes =
+        (size_t)in * (form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float));
     float d[8] = {0}; /* with four rows, lanes 4-7 are not written: defined, unused */
     for (int r = 0; r < rows; r += 8) {
         /* Past the last row, repeat it: each lane's arithmetic is its own,
@@ -128,9 +138,9 @@ dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, fl
         for (int j = 0; j < 8; j++)
             w[j] = (const char *)W + (size_t)(r + j < rows ? r + j : rows - 1) * row_bytes;
         if (r + 4 < rows)
-            dot_block(w, x, in, d, half, true);
+            dot_block(w, x, in, d, form, true);
         else /* four rows or fewer left (the location layer's 2): half the work */
-            dot_block(w, x, in, d, half, false);
+            dot_block(w, x, in, d, form, false);
         finish_rows8(y, b, r, r + 8 <= rows ? 8 : rows - r, acc, _mm256_loadu_ps(d));
     }
 }
@@ -138,14 +148,21 @@ dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, fl
 __attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_rows(const float *W, int in,
                                                               const float *x, int rows,
                                                               const float *b, float *y, bool acc) {
-    dot_rows_x86(W, in, x, rows, b, y, acc, false);
+    dot_rows_x86(W, in, x, rows, b, y, acc, RAM_WFORM_FLOAT);
 }
 
 __attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_rows_half(const uint16_t *W, int in,
                                                                    const float *x, int rows,
                                                                    const float *b, float *y,
                                                                    bool acc) {
-    dot_rows_x86(W, in, x, rows, b, y, acc, true);
+    dot_rows_x86(W, in, x, rows, b, y, acc, RAM_WFORM_HALF);
+}
+
+__attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_rows_bf16(const uint16_t *W, int in,
+                                                                   const float *x, int rows,
+                                                                   const float *b, float *y,
+                                                                   bool acc) {
+    dot_rows_x86(W, in, x, rows, b, y, acc, RAM_WFORM_BF16);
 }
 
 /* Rows [r0, r1) of a layer from its column-major copy Wt (column c's rows
@@ -157,8 +174,8 @@ __attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_rows_half(const uint16_
  * ram_finish_row(), as in dot_rows. */
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
 dot_cols_x86(const void *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
-             const float *b, float *y, bool acc, bool half) {
-    const size_t size = half ? sizeof(uint16_t) : sizeof(float);
+             const float *b, float *y, bool acc, ram_wform form) {
+    const size_t size = form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float);
     const __m256 zero = _mm256_setzero_ps();
 #define COL(k, r) ((const char *)Wt + ((size_t)nz[k] * ldt + (r)) * size)
     int r = r0;
@@ -168,14 +185,14 @@ dot_cols_x86(const void *Wt, int ldt, const int *nz, int nnz, const float *x, in
         for (int k = 0; k < nnz; k++) {
             const char *w = COL(k, r);
             const __m256 xc = _mm256_broadcast_ss(x + nz[k]);
-            a0 = _mm256_fmadd_ps(load8(w, 0, half), xc, a0);
-            a1 = _mm256_fmadd_ps(load8(w, 8, half), xc, a1);
-            a2 = _mm256_fmadd_ps(load8(w, 16, half), xc, a2);
-            a3 = _mm256_fmadd_ps(load8(w, 24, half), xc, a3);
-            a4 = _mm256_fmadd_ps(load8(w, 32, half), xc, a4);
-            a5 = _mm256_fmadd_ps(load8(w, 40, half), xc, a5);
-            a6 = _mm256_fmadd_ps(load8(w, 48, half), xc, a6);
-            a7 = _mm256_fmadd_ps(load8(w, 56, half), xc, a7);
+            a0 = _mm256_fmadd_ps(load8(w, 0, form), xc, a0);
+            a1 = _mm256_fmadd_ps(load8(w, 8, form), xc, a1);
+            a2 = _mm256_fmadd_ps(load8(w, 16, form), xc, a2);
+            a3 = _mm256_fmadd_ps(load8(w, 24, form), xc, a3);
+            a4 = _mm256_fmadd_ps(load8(w, 32, form), xc, a4);
+            a5 = _mm256_fmadd_ps(load8(w, 40, form), xc, a5);
+            a6 = _mm256_fmadd_ps(load8(w, 48, form), xc, a6);
+            a7 = _mm256_fmadd_ps(load8(w, 56, form), xc, a7);
         }
         finish_rows8(y, b, r, 8, acc, a0);
         finish_rows8(y, b, r + 8, 8, acc, a1);
@@ -189,13 +206,13 @@ dot_cols_x86(const void *Wt, int ldt, const int *nz, int nnz, const float *x, in
     for (; r + 8 <= r1; r += 8) {
         __m256 a = zero;
         for (int k = 0; k < nnz; k++)
-            a = _mm256_fmadd_ps(load8(COL(k, r), 0, half), _mm256_broadcast_ss(x + nz[k]), a);
+            a = _mm256_fmadd_ps(load8(COL(k, r), 0, form), _mm256_broadcast_ss(x + nz[k]), a);
         finish_rows8(y, b, r, 8, acc, a);
     }
     for (; r < r1; r++) { /* the lanes' arithmetic, one row at a time */
         __m128 a = _mm_setzero_ps();
         for (int k = 0; k < nnz; k++)
-            a = _mm_fmadd_ss(_mm_set_ss(weight(COL(k, r), 0, half)), _mm_set_ss(x[nz[k]]), a);
+            a = _mm_fmadd_ss(_mm_set_ss(weight(COL(k, r), 0, form)), _mm_set_ss(x[nz[k]]), a);
         ram_finish_row(y, b, r, acc, _mm_cvtss_f32(a));
     }
 #undef COL
@@ -204,13 +221,19 @@ dot_cols_x86(const void *Wt, int ldt, const int *nz, int nnz, const float *x, in
 __attribute__((target(RAM_X86_TARGET))) static void
 x86_dot_cols(const float *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
              const float *b, float *y, bool acc) {
-    dot_cols_x86(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, false);
+    dot_cols_x86(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, RAM_WFORM_FLOAT);
 }
 
 __attribute__((target(RAM_X86_TARGET))) static void
 x86_dot_cols_half(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
                   int r1, const float *b, float *y, bool acc) {
-    dot_cols_x86(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, true);
+    dot_cols_x86(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, RAM_WFORM_HALF);
+}
+
+__attribute__((target(RAM_X86_TARGET))) static void
+x86_dot_cols_bf16(const uint16_t *Wt, int ldt, const int *nz, int nnz, const float *x, int r0,
+                  int r1, const float *b, float *y, bool acc) {
+    dot_cols_x86(Wt, ldt, nz, nnz, x, r0, r1, b, y, acc, RAM_WFORM_BF16);
 }
 
 /* Where the nonzeros of a ReLU's output are, eight inputs at a time: one
@@ -300,9 +323,11 @@ const ram_kernel_set ram_kernels_x86 = {
     .fused = true,
     .dot_rows = ram_x86_dot_rows,
     .dot_rows_half = ram_x86_dot_rows_half,
+    .dot_rows_bf16 = ram_x86_dot_rows_bf16,
     .dot_rows_in2 = ram_x86_dot_rows_in2,
     .dot_cols = x86_dot_cols,
     .dot_cols_half = x86_dot_cols_half,
+    .dot_cols_bf16 = x86_dot_cols_bf16,
     .nonzeros = x86_nonzeros,
     .count_nonzeros = x86_count_nonzeros,
     .transpose = ram_x86_transpose,

@@ -1,6 +1,6 @@
 /* Inference states: a caller's workspaces for classifying with a shared,
- * read-only model, on its own thread or a team of threads, in float or half
- * precision. */
+ * read-only model, on its own thread or a team of threads, in float, half
+ * or bfloat16 precision. */
 #include "internal.h"
 
 #include <math.h>
@@ -45,16 +45,17 @@ struct ram_state {
     float *noise;   /* T x max_batch x ld locations or noise, when sub is used */
     float *zooms;   /* max_batch x T: the last classify call's zoom factors (zoom models) */
     int last_n;     /* that call's image count (0: none yet) */
-    /* RAM_PRECISION_HALF: the parameters rounded to half precision, as
-     * halves (w16) and as the floats they are (wr), made from the weights
-     * numbered `version` (0: not made yet).  NULL with FLOAT. */
+    /* RAM_PRECISION_HALF and BF16: the parameters rounded to that 16-bit
+     * form, as 16-bit numbers (w16) and as the floats they are (wr), made
+     * from the weights numbered `version` (0: not made yet).  NULL with
+     * FLOAT. */
     ram_precision precision;
     uint16_t *w16;
     float *wr;
     void *half_block;
     uint64_t version;
     /* The column-major copies the sparse kernels read: of the rounded
-     * halves with HALF, else of the floats. */
+     * 16-bit numbers with HALF or BF16, else of the floats. */
     ram_cols cols;
     split_choice choice;      /* with a team: how small calls use it */
     split_choice stop_choice; /* the same for small stopping calls, timed apart (they
@@ -145,7 +146,8 @@ ram_status ram_state_create(const ram_model *m, int max_batch, ram_state **out) 
 
 ram_status ram_state_set_precision(ram_state *st, ram_precision precision) {
     if (!st) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_set_precision: state is NULL");
-    if (precision != RAM_PRECISION_FLOAT && precision != RAM_PRECISION_HALF)
+    if (precision != RAM_PRECISION_FLOAT && precision != RAM_PRECISION_HALF &&
+        precision != RAM_PRECISION_BF16)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_set_precision: unknown precision %d",
                         (int)precision);
     if (precision == RAM_PRECISION_FLOAT) {
@@ -172,23 +174,34 @@ ram_status ram_state_set_precision(ram_state *st, ram_precision precision) {
 }
 
 /* Round the model's parameters into the state's copies, unless they were
- * made from these very weights. */
-static ram_status refresh_half(const ram_model *m, ram_state *st) {
-    if (st->version == m->version) return RAM_OK;
+ * made from these very weights.  A parameter that rounds to Inf (beyond
+ * 65504 in half precision, within a half-unit of FLT_MAX in bfloat16) or is
+ * NaN would classify garbage: refused. */
+static ram_status refresh_rounded(const ram_model *m, ram_state *st) {
+    if (st->precision == RAM_PRECISION_FLOAT || st->version == m->version) return RAM_OK;
+    const bool bf16 = st->precision == RAM_PRECISION_BF16;
     for (size_t i = 0; i < m->n_params; i++) {
-        const uint16_t h = ram_float_to_half(m->w[i]);
-        if ((h & 0x7c00u) == 0x7c00u) {
+        const uint16_t h = bf16 ? ram_float_to_bf16(m->w[i]) : ram_float_to_half(m->w[i]);
+        const float r = bf16 ? ram_bf16_to_float(h) : ram_half_to_float(h);
+        if (!isfinite(r)) {
             st->version = 0;
             return ram_fail(RAM_ERR_NUMERIC,
-                            "classify: parameter %zu (%g) is beyond half precision's range "
-                            "(65504): use RAM_PRECISION_FLOAT for this model",
-                            i, (double)m->w[i]);
+                            "classify: parameter %zu (%g) is beyond %s precision's range (%s): use "
+                            "RAM_PRECISION_FLOAT for this model",
+                            i, (double)m->w[i], bf16 ? "bfloat16" : "half",
+                            bf16 ? "3.39e38" : "65504");
         }
         st->w16[i] = h;
-        st->wr[i] = ram_half_to_float(h);
+        st->wr[i] = r;
     }
     st->version = m->version;
     return RAM_OK;
+}
+
+/* The state's 16-bit copy for the forward pass (w NULL with FLOAT). */
+static ram_w16 state_w16(const ram_state *st) {
+    return (ram_w16){st->w16,
+                     st->precision == RAM_PRECISION_BF16 ? RAM_WFORM_BF16 : RAM_WFORM_HALF};
 }
 
 /* Images [i0, i0 + n) of a call, forwarded in `ws`: check what the glimpses
@@ -254,7 +267,7 @@ static void forward_slice(void *arg, int k, int nt) {
             memcpy(ws->aux + (size_t)t * ni * L, j->st->noise + ((size_t)t * j->n + i0) * L,
                    sizeof(float) * L * ni);
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
-    ram_model_forward_with(j->m, state_weights(j->st, j->m), j->st->w16, &j->st->cols, ws,
+    ram_model_forward_with(j->m, state_weights(j->st, j->m), state_w16(j->st), &j->st->cols, ws,
                            ram_images_from(j->images, i0, img), ni, j->mode,
                            j->mode == RAM_LOC_MEAN ? NULL : ws->aux, j->std, NULL);
 }
@@ -277,10 +290,8 @@ static ram_status classify(const ram_model *m, ram_state *st, ram_images images,
     if (source < RAM_LOCS_MEAN || source > RAM_LOCS_CENTER)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify: unknown location source %d",
                         (int)source);
-    if (st->precision == RAM_PRECISION_HALF) {
-        ram_status s = refresh_half(m, st);
-        if (s) return s;
-    }
+    ram_status rs = refresh_rounded(m, st);
+    if (rs) return rs;
     const bool by_slice = n > st->ws.max_n; /* only with threads: see ram_state */
     ram_cols_refresh(&st->cols, m, st->w16);
     float *aux = by_slice ? st->noise : st->ws.aux;
@@ -308,8 +319,8 @@ static ram_status classify(const ram_model *m, ram_state *st, ram_images images,
     if (!by_slice) {
         double t0;
         ram_team *team = small_call_begin(st, &st->choice, &t0);
-        ram_model_forward_with(m, state_weights(st, m), st->w16, &st->cols, &st->ws, images, n,
-                               mode, mode == RAM_LOC_MEAN ? NULL : aux, std, team);
+        ram_model_forward_with(m, state_weights(st, m), state_w16(st), &st->cols, &st->ws, images,
+                               n, mode, mode == RAM_LOC_MEAN ? NULL : aux, std, team);
         small_call_end(st, &st->choice, team, t0, n);
         ram_status s = finish(m, &st->ws, 0, n, labels, probs, locs, st->zooms, seq);
         if (!s) st->last_n = n;
@@ -398,7 +409,7 @@ static void stop_slice(void *arg, int k, int nt) {
     if (i1 <= i0) return;
     const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
     const long bad = ram_model_forward_stop(
-        j->m, state_weights(j->st, j->m), j->st->w16, &j->st->cols, &j->st->sub[k],
+        j->m, state_weights(j->st, j->m), state_w16(j->st), &j->st->cols, &j->st->sub[k],
         ram_images_from(j->images, i0, img), i1 - i0, j->threshold, j->steps ? j->steps + i0 : NULL,
         &j->bad_step[k], NULL);
     j->bad[k] = bad < 0 ? -1 : i0 + bad;
@@ -434,16 +445,14 @@ static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images im
                         "classify_stop: a model of %d objects emits a label every %d glimpses; "
                         "stopping is for one label",
                         m->p.objects, m->p.emit_every);
-    if (st->precision == RAM_PRECISION_HALF) {
-        ram_status s = refresh_half(m, st);
-        if (s) return s;
-    }
+    ram_status rs = refresh_rounded(m, st);
+    if (rs) return rs;
     ram_cols_refresh(&st->cols, m, st->w16);
     if (n <= st->ws.max_n) {
         int step = 0;
         double t0;
         ram_team *team = small_call_begin(st, &st->stop_choice, &t0);
-        const long bad = ram_model_forward_stop(m, state_weights(st, m), st->w16, &st->cols,
+        const long bad = ram_model_forward_stop(m, state_weights(st, m), state_w16(st), &st->cols,
                                                 &st->ws, images, n, threshold, steps, &step, team);
         small_call_end(st, &st->stop_choice, team, t0, n);
         if (bad >= 0)

@@ -70,6 +70,15 @@ static bool same(float a, float b) {
     return !memcmp(&a, &b, sizeof a);
 }
 
+/* W (n entries) rounded to half precision (bf16 false) or bfloat16 in
+ * place, the 16-bit numbers into W16: the floats a 16-bit kernel widens to. */
+static void round_to(float *W, uint16_t *W16, size_t n, bool bf16) {
+    for (size_t i = 0; i < n; i++) {
+        W16[i] = bf16 ? ram_float_to_bf16(W[i]) : ram_float_to_half(W[i]);
+        W[i] = bf16 ? ram_bf16_to_float(W16[i]) : ram_half_to_float(W16[i]);
+    }
+}
+
 static int sets(const ram_kernel_set **k) {
     const int n = ram_kernel_sets(k);
     ck_assert_int_ge(n, 1);
@@ -89,9 +98,10 @@ START_TEST(test_chosen_set) {
     if (!forced || !*forced) ck_assert_ptr_eq(ram_kernels(), k[n - 1]);
     ck_assert_str_eq(ram_kernels_name(), k[n - 1]->name);
     for (int i = 0; i < n; i++) {
-        ck_assert(k[i]->dot_rows && k[i]->dot_rows_half && k[i]->dot_rows_in2 && k[i]->nonzeros &&
-                  k[i]->count_nonzeros && k[i]->transpose);
+        ck_assert(k[i]->dot_rows && k[i]->dot_rows_half && k[i]->dot_rows_bf16 &&
+                  k[i]->dot_rows_in2 && k[i]->nonzeros && k[i]->count_nonzeros && k[i]->transpose);
         ck_assert(!k[i]->dot_cols == !k[i]->dot_cols_half);
+        ck_assert(!k[i]->dot_cols == !k[i]->dot_cols_bf16);
         fprintf(stderr, "kernel set %d of %d: %s%s\n", i + 1, n, k[i]->name,
                 k[i] == ram_kernels() ? " (chosen)" : "");
     }
@@ -100,8 +110,9 @@ START_TEST(test_chosen_set) {
 }
 END_TEST
 
-/* Row kernels, float and half, against ref_dot(); every row computed alone
- * too (its value must not depend on the rows beside it). */
+/* Row kernels, float, half and bfloat16 (on the weights rounded to each),
+ * against ref_dot(); every row computed alone too (its value must not
+ * depend on the rows beside it). */
 START_TEST(test_rows) {
     const ram_kernel_set *k[RAM_KERNEL_SETS_MAX];
     const int nsets = sets(k);
@@ -111,25 +122,23 @@ START_TEST(test_rows) {
     for (int s = 0; s < nsets; s++)
         for (size_t a = 0; a < sizeof ins / sizeof *ins; a++)
             for (size_t o = 0; o < sizeof outs / sizeof *outs; o++)
-                for (int mode = 0; mode < 4; mode++) {
+                for (int mode = 0; mode < 8; mode++) {
                     const int in = ins[a], out = outs[o];
-                    const bool acc = mode & 1, bias = mode & 2;
+                    const bool acc = mode & 1, bias = mode & 2, bf16 = mode & 4;
                     if (in < 8 && s > 0) continue; /* vector sets take in >= 8 (kernels.h) */
                     float *x = rnd(in), *W = rnd((size_t)out * in), *b = rnd(out), *y0 = rnd(out),
                           *y = malloc(sizeof(float) * out), *yh = malloc(sizeof(float) * out),
                           *one = malloc(sizeof(float) * out);
                     uint16_t *W16 = malloc(sizeof(uint16_t) * out * in);
                     if (a % 2) relu_like(x, in);
-                    for (size_t i = 0; i < (size_t)out * in; i++) {
-                        W16[i] = ram_float_to_half(W[i]);
-                        W[i] = ram_half_to_float(W16[i]);
-                    }
+                    round_to(W, W16, (size_t)out * in, bf16);
                     const float *bb = bias ? b : NULL;
                     memcpy(y, y0, sizeof(float) * out);
                     memcpy(yh, y0, sizeof(float) * out);
                     memcpy(one, y0, sizeof(float) * out);
                     k[s]->dot_rows(W, in, x, out, bb, y, acc);
-                    k[s]->dot_rows_half(W16, in, x, out, bb, yh, acc);
+                    (bf16 ? k[s]->dot_rows_bf16 : k[s]->dot_rows_half)(W16, in, x, out, bb, yh,
+                                                                       acc);
                     for (int r = 0; r < out; r++)
                         k[s]->dot_rows(W + (size_t)r * in, in, x, 1, bb ? bb + r : NULL, one + r,
                                        acc);
@@ -137,10 +146,11 @@ START_TEST(test_rows) {
                         const float want = ref_finish(
                             y0, bb, r, acc, ref_dot(W + (size_t)r * in, in, x, k[s]->fused));
                         ck_assert_msg(same(y[r], want) && same(yh[r], want) && same(one[r], want),
-                                      "%s: in %d out %d acc %d bias %d row %d: %a (half %a, "
+                                      "%s: in %d out %d acc %d bias %d row %d: %a (%s %a, "
                                       "alone %a), want %a",
                                       k[s]->name, in, out, acc, bias, r, (double)y[r],
-                                      (double)yh[r], (double)one[r], (double)want);
+                                      bf16 ? "bf16" : "half", (double)yh[r], (double)one[r],
+                                      (double)want);
                     }
                     free(x), free(W), free(b), free(y0), free(y), free(yh), free(one), free(W16);
                 }
@@ -178,8 +188,8 @@ END_TEST
 /* The zero-skipping column kernels, where a set has them: one fmaf() chain
  * per row over the nonzero inputs in increasing order, bit for bit, from a
  * column-major copy with a stride above the row count, for row ranges that
- * start and end off the vector blocks; the half copy gives the float
- * kernel's bits on the rounded weights. */
+ * start and end off the vector blocks; the half and bfloat16 copies give
+ * the float kernel's bits on the weights rounded to each. */
 START_TEST(test_cols) {
     const ram_kernel_set *k[RAM_KERNEL_SETS_MAX];
     const int nsets = sets(k);
@@ -192,19 +202,16 @@ START_TEST(test_cols) {
         tested++;
         for (size_t a = 0; a < sizeof ins / sizeof *ins; a++)
             for (size_t o = 0; o < sizeof outs / sizeof *outs; o++)
-                for (int mode = 0; mode < 4; mode++) {
+                for (int mode = 0; mode < 8; mode++) {
                     const int in = ins[a], out = outs[o], ldt = out + 5;
-                    const bool acc = mode & 1, bias = mode & 2;
+                    const bool acc = mode & 1, bias = mode & 2, bf16 = mode & 4;
                     float *x = rnd(in), *Wt = rnd((size_t)ldt * in), *b = rnd(out), *y0 = rnd(out),
                           *y = malloc(sizeof(float) * out), *yh = malloc(sizeof(float) * out);
                     uint16_t *Wt16 = malloc(sizeof(uint16_t) * ldt * in);
                     int *nz = malloc(sizeof(int) * in);
                     relu_like(x, in);
                     x[in - 1] = 0.5f; /* a nonzero in the scalar tail of the finder */
-                    for (size_t i = 0; i < (size_t)ldt * in; i++) {
-                        Wt16[i] = ram_float_to_half(Wt[i]);
-                        Wt[i] = ram_half_to_float(Wt16[i]);
-                    }
+                    round_to(Wt, Wt16, (size_t)ldt * in, bf16);
                     const int nnz = k[s]->nonzeros(x, in, nz);
                     const float *bb = bias ? b : NULL;
                     /* all rows, then rows [1, out - 1) and [out / 2, out) apart */
@@ -215,7 +222,8 @@ START_TEST(test_cols) {
                         memcpy(y, y0, sizeof(float) * out);
                         memcpy(yh, y0, sizeof(float) * out);
                         k[s]->dot_cols(Wt, ldt, nz, nnz, x, r0, r1, bb, y, acc);
-                        k[s]->dot_cols_half(Wt16, ldt, nz, nnz, x, r0, r1, bb, yh, acc);
+                        (bf16 ? k[s]->dot_cols_bf16 : k[s]->dot_cols_half)(Wt16, ldt, nz, nnz, x,
+                                                                           r0, r1, bb, yh, acc);
                         for (int r = 0; r < out; r++) {
                             float want = y0[r];
                             if (r >= r0 && r < r1) {
@@ -226,9 +234,9 @@ START_TEST(test_cols) {
                             }
                             ck_assert_msg(same(y[r], want) && same(yh[r], want),
                                           "%s: in %d out %d rows [%d, %d) acc %d bias %d row %d: "
-                                          "%a (half %a), want %a",
+                                          "%a (%s %a), want %a",
                                           k[s]->name, in, out, r0, r1, acc, bias, r, (double)y[r],
-                                          (double)yh[r], (double)want);
+                                          bf16 ? "bf16" : "half", (double)yh[r], (double)want);
                         }
                     }
                     free(x), free(Wt), free(b), free(y0), free(y), free(yh), free(Wt16), free(nz);

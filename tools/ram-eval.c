@@ -41,7 +41,7 @@ static const tool_info tool = {
     "--objects 2) names the two digits; on pairs100 they are scored as an unordered pair, on "
     "sum100 by their sum, and the digit error (object_error) is then reported on both."};
 
-static const int precision_values[] = {RAM_PRECISION_FLOAT, RAM_PRECISION_HALF};
+static const int precision_values[] = {RAM_PRECISION_FLOAT, RAM_PRECISION_HALF, RAM_PRECISION_BF16};
 
 typedef struct options {
     testset_options set;
@@ -63,10 +63,10 @@ static int parse(int argc, char **argv, options *o) {
          .help = "images per ram_model_classify call"},
         {"--threads", OPT_INT, &o->threads, 1, MAX_THREADS, .meta = "N",
          .help = "worker threads, each with its own ram_state"},
-        {"--precision", OPT_CHOICE, &o->precision, .choices = "float|half",
+        {"--precision", OPT_CHOICE, &o->precision, .choices = "float|half|bf16",
          .values = precision_values, .meta = "P",
-         .help = "weights: as they are, or every parameter rounded to IEEE half precision "
-                 "(ram_state_set_precision)"},
+         .help = "weights: as they are, or every parameter rounded to IEEE half precision or "
+                 "to bfloat16 (ram_state_set_precision)"},
         {"--limit", OPT_INT, &o->limit, 1, 2147483647.0, .meta = "N", .def = "all",
          .help = "evaluate only the first N images"},
         {"--json", OPT_FLAG, &o->json, .help = "print one JSON object and nothing else"},
@@ -431,7 +431,9 @@ static void print_json(const options *o, const testset *s, int n, const result *
     printf("{\"test_error\": %.6f, \"n\": %d, \"errors\": %ld, \"glimpses\": %d, "
            "\"policy\": \"%s\", \"precision\": \"%s\", \"dataset\": \"%s\", \"model\": ",
            r->error, n, r->errors, mp->glimpses, testset_policy_name(o->set.source),
-           o->precision == RAM_PRECISION_HALF ? "half" : "float",
+           o->precision == RAM_PRECISION_HALF   ? "half"
+           : o->precision == RAM_PRECISION_BF16 ? "bf16"
+                                                : "float",
            s->from_folder ? (o->set.pair_images ? "files" : "folder")
                           : dataset_name((dataset_kind)o->set.dataset));
     json_string(stdout, o->set.model);
@@ -506,6 +508,7 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
         printf("%s%d %s%s", k ? ", " : "classes:    ", k, ram_model_class_name(s->model, k),
                k + 1 == mp->classes ? "\n" : "");
     if (o->precision == RAM_PRECISION_HALF) printf("weights:    rounded to half precision\n");
+    if (o->precision == RAM_PRECISION_BF16) printf("weights:    rounded to bfloat16\n");
     printf("locations:  %s", testset_policy_name(o->set.source));
     if (o->set.source == RAM_LOCS_SAMPLED || o->set.source == RAM_LOCS_RANDOM)
         printf(" (seed %llu)", (unsigned long long)o->set.seed);

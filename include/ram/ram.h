@@ -935,7 +935,8 @@ RAM_API ram_status ram_state_create_threads(const ram_model *m, int max_batch, i
 /** The precision of the weights a state classifies with (ram_state_set_precision()). */
 typedef enum ram_precision {
     RAM_PRECISION_FLOAT = 0, /**< the model's float weights as they are (the default) */
-    RAM_PRECISION_HALF = 1   /**< every parameter rounded to IEEE 754 binary16 */
+    RAM_PRECISION_HALF = 1,  /**< every parameter rounded to IEEE 754 binary16 */
+    RAM_PRECISION_BF16 = 2   /**< every parameter rounded to bfloat16 */
 } ram_precision;
 
 /**
@@ -953,14 +954,23 @@ typedef enum ram_precision {
  * most 2^-11 of a weight's magnitude; 2^-25 absolute below 2^-14);
  * docs/results.md gives the test error of the committed models both ways.
  *
+ * BF16: the same with bfloat16, a float's upper 16 bits: the float's range
+ * (no model is out of it), 8 significant bits (rounding moves a weight by
+ * at most 2^-9 of its magnitude, four times HALF's 2^-11).  Widening it is
+ * a shift, cheaper than a half's conversion on any processor; the
+ * arithmetic stays float, so the results are the same on every processor
+ * (the AVX-512 BF16 dot-product instructions, which would round the
+ * activations too, are not used).  ram-bench's "bf16" rows and
+ * docs/results.md give its speed and the committed models' errors.
+ *
  * The copy is made at the next ram_model_classify() or
  * ram_model_classify_ex() call, and again whenever that call's model is
  * another one or its weights have changed since (a trainer step,
  * ram_trainer_swap_average(), ram_trainer_load_checkpoint()): a pass over
  * the parameters, which allocates nothing.  That call then fails with
- * NUMERIC if a parameter's magnitude rounds beyond 65504, the largest finite
- * half.  Memory: 6 bytes per parameter (1.3 MB for the paper's MNIST model),
- * freed by setting FLOAT again.
+ * NUMERIC if a parameter rounds to Inf or is NaN (HALF: a magnitude beyond
+ * 65504, the largest finite half).  Memory: 6 bytes per parameter (1.3 MB
+ * for the paper's MNIST model), freed by setting FLOAT again.
  *
  * Errors: INVALID_ARGUMENT (NULL state, unknown precision), OUT_OF_MEMORY
  * (the state is then unchanged).

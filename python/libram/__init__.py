@@ -78,7 +78,7 @@ LOC_SOURCES = {"mean": 0, "sampled": 1, "random": 2, "center": 3}
 FIT_RULES = {"pad": 0, "resize": 1, "letterbox": 2, "crop": 3}
 _FIT_NAMES = {v: k for k, v in FIT_RULES.items()}
 # ram_precision: the weights classify() uses (Model.precision).
-_PRECISIONS = {"float": 0, "half": 1}
+_PRECISIONS = {"float": 0, "half": 1, "bf16": 2}
 BASELINE_TYPES = {"linear": 0, "scalar": 1, "none": 2}
 # ram_soft_training: how a trainer moves a soft-sensor model's locations.
 SOFT_TRAINING = {"backprop": 0, "hybrid": 1}
@@ -451,9 +451,10 @@ class Model(_Closeable):
     threads (their calls take turns).  Setting `threads` (default 1) makes
     that workspace split each call between that many threads
     (ram_state_create_threads): faster single images on a multi-core
-    machine, the same results.  Setting `precision` to "half"
+    machine, the same results.  Setting `precision` to "half" or "bf16"
     (ram_state_set_precision) classifies with the weights rounded to IEEE
-    half precision: faster small batches, slightly different results.
+    half precision or to bfloat16: faster small batches, slightly different
+    results.
     A model of several objects (objects > 1, DRAM) labels each image
     several times: classify_seq() returns every label, classify() refuses
     it."""
@@ -648,9 +649,10 @@ class Model(_Closeable):
 
     @property
     def precision(self):
-        """The weights classify() uses: "float" (the default) or "half", every
-        parameter rounded to IEEE half precision (ram_state_set_precision):
-        batches of up to 8 images read half the bytes of weights."""
+        """The weights classify() uses: "float" (the default), "half" or
+        "bf16", every parameter rounded to IEEE half precision or to bfloat16
+        (ram_state_set_precision): batches of up to 8 images read half the
+        bytes of weights."""
         return self._precision
 
     @precision.setter

@@ -288,6 +288,11 @@ def test_half_precision(small, buffers):
     with pytest.raises(ValueError):
         small.precision = "double"
     assert small.precision == "half"
+    small.precision = "bf16"  # half to bfloat16: the copy is remade
+    bf16 = [flat_result(small.classify(x[:n * SMALL_PIXELS], n)) for n in (1, 13)]
+    for a, h, b in zip(full, half, bf16):
+        assert b[1] != a[1] and b[1] != h[1]
+        assert b[1] == pytest.approx(a[1], abs=0.1)
     small.precision = "float"
     assert flat_result(small.classify(x[:SMALL_PIXELS], 1)) == full[0]
 
