@@ -33,6 +33,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -775,22 +776,36 @@ static void run_scaling(void) {
  * by 20 %, more than the 10 % in question.  Here the two sizes (the same
  * network: translated60's retina, 8 glimpses, 1 channel) are timed
  * alternately in 2 x --reps + 1 rounds of a repetition's length each, the order swapped every
- * round, and what is summarised is each round's ratio, so drift hits both sides. */
-static stat3 size_ratio(int batch) {
+ * round, and what is summarised is each round's ratio, so drift hits both sides.
+ * With `bytes`, the images are 8-bit (ram_model_classify_u8), as decoded
+ * pictures are: a quarter of the memory a glimpse's window spans. */
+static stat3 size_ratio(int batch, bool bytes) {
     const int sizes[2] = {60, 512};
     ram_model *m[2];
     ram_state *st[2];
     float *x[2];
+    uint8_t *x8[2] = {NULL, NULL};
     int *labels = xmalloc(sizeof(int) * batch);
     long iters[2];
+#define CLASSIFY(k)                                                                                \
+    CHECK(bytes ? ram_model_classify_u8(m[k], st[k], x8[k], batch, labels, NULL, NULL)             \
+                : ram_model_classify(m[k], st[k], x[k], batch, labels, NULL, NULL))
     for (int k = 0; k < 2; k++) {
         ram_model_params p = config_params(&configs[1]);
         p.height = p.width = sizes[k];
         CHECK(ram_model_create(&p, &m[k]));
         CHECK(ram_state_create_threads(m[k], batch, 1, &st[k]));
         x[k] = make_images((size_t)batch, &p, 3);
+        if (bytes) {
+            const size_t count = (size_t)batch * p.height * p.width;
+            x8[k] = xmalloc(count);
+            for (size_t i = 0; i < count; i++)
+                x8[k][i] = (uint8_t)(x[k][i] * 255.0f + 0.5f);
+            free(x[k]);
+            x[k] = NULL;
+        }
         double t0 = now();
-        CHECK(ram_model_classify(m[k], st[k], x[k], batch, labels, NULL, NULL));
+        CLASSIFY(k);
         double one = now() - t0;
         iters[k] = one > 0 ? (long)(opt.rep_seconds / one) : 1000;
         if (iters[k] < 1) iters[k] = 1;
@@ -802,29 +817,36 @@ static stat3 size_ratio(int batch) {
             int k = (r + o) & 1;
             double t0 = now();
             for (long i = 0; i < iters[k]; i++)
-                CHECK(ram_model_classify(m[k], st[k], x[k], batch, labels, NULL, NULL));
+                CLASSIFY(k);
             us[k] = (now() - t0) * 1e6 / ((double)iters[k] * batch);
         }
         if (r >= 0) v[r] = us[1] / us[0];
     }
+#undef CLASSIFY
     for (int k = 0; k < 2; k++) {
         ram_state_free(st[k]);
         ram_model_free(m[k]);
         free(x[k]);
+        free(x8[k]);
     }
     free(labels);
     return summarize(v, rounds);
 }
 
 static void run_size_ratio(void) {
-    stat3 b1 = size_ratio(1), b256 = size_ratio(256);
+    stat3 b1 = size_ratio(1, false), b256 = size_ratio(256, false);
+    stat3 b1u8 = size_ratio(1, true), b256u8 = size_ratio(256, true);
     say("\n   512x512 / 60x60, same network, timed alternately (%d rounds), 1 thread:\n"
-        "   batch 1 %.3f (%.3f-%.3f), batch 256 %.3f (%.3f-%.3f)\n",
-        2 * opt.reps + 1, b1.median, b1.min, b1.max, b256.median, b256.min, b256.max);
+        "   float images: batch 1 %.3f (%.3f-%.3f), batch 256 %.3f (%.3f-%.3f)\n"
+        "   8-bit images: batch 1 %.3f (%.3f-%.3f), batch 256 %.3f (%.3f-%.3f)\n",
+        2 * opt.reps + 1, b1.median, b1.min, b1.max, b256.median, b256.min, b256.max, b1u8.median,
+        b1u8.min, b1u8.max, b256u8.median, b256u8.min, b256u8.max);
     if (opt.json) {
         printf("], \"size_ratio_512_60\": {");
         print_stat_json("b1", b1, 0);
-        print_stat_json("b256", b256, 1);
+        print_stat_json("b256", b256, 0);
+        print_stat_json("b1_u8", b1u8, 0);
+        print_stat_json("b256_u8", b256u8, 1);
         printf("}");
     }
 }

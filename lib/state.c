@@ -52,7 +52,7 @@ struct ram_state {
     ram_precision precision;
     uint16_t *w16;
     float *wr;
-    void *half_block;
+    void *rounded_block;
     uint64_t version;
     /* The column-major copies the sparse kernels read: of the rounded
      * 16-bit numbers with HALF or BF16, else of the floats. */
@@ -93,7 +93,7 @@ void ram_state_free(ram_state *st) {
             ram_ws_release(&st->sub[k]);
     free(st->sub);
     ram_team_free(st->team);
-    free(st->half_block);
+    free(st->rounded_block);
     ram_cols_release(&st->cols);
     free(st->noise);
     free(st->zooms);
@@ -151,11 +151,11 @@ ram_status ram_state_set_precision(ram_state *st, ram_precision precision) {
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "state_set_precision: unknown precision %d",
                         (int)precision);
     if (precision == RAM_PRECISION_FLOAT) {
-        free(st->half_block);
-        st->half_block = NULL;
+        free(st->rounded_block);
+        st->rounded_block = NULL;
         st->w16 = NULL;
         st->wr = NULL;
-    } else if (!st->half_block) {
+    } else if (!st->rounded_block) {
         /* Both copies on cache lines (64 bytes), as the model's weights are. */
         const size_t np = st->n_params, wr_bytes = (np * sizeof(float) + 63) / 64 * 64;
         void *block = malloc(63 + wr_bytes + np * sizeof(uint16_t));
@@ -163,7 +163,7 @@ ram_status ram_state_set_precision(ram_state *st, ram_precision precision) {
             return ram_fail(RAM_ERR_OUT_OF_MEMORY,
                             "state_set_precision: %zu parameters: out of memory", np);
         char *base = ram_align64(block);
-        st->half_block = block;
+        st->rounded_block = block;
         st->wr = (float *)(void *)base;
         st->w16 = (uint16_t *)(void *)(base + wr_bytes);
     }
