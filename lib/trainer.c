@@ -195,7 +195,8 @@ static void run_slice(ram_trainer *t, worker *wk) {
     ram_ws *ws = &wk->ws;
 
     if (!t->training) {
-        ram_model_forward_with(m, m->w, (ram_w16){0}, &t->cols, ws, images, n, RAM_LOC_MEAN, NULL, 0, NULL);
+        ram_model_forward_with(m, m->w, (ram_w16){0}, &t->cols, ws, images, n, RAM_LOC_MEAN, NULL,
+                               0, NULL);
         if (glimpsed_nonfinite(m, wk, n)) return;
         for (int i = 0; i < n; i++) {
             int wrong = 0;
@@ -220,10 +221,11 @@ static void run_slice(ram_trainer *t, worker *wk) {
                 for (int d = 0; d < L; d++)
                     ws->aux[((size_t)s * n + i) * L + d] =
                         t->eps[(((size_t)wk->i0 + i) * T + s) * L + d];
-        ram_model_forward_with(m, m->w, (ram_w16){0}, &t->cols, ws, images, n, RAM_LOC_SAMPLE, ws->aux,
-                               pol->p.std, NULL);
+        ram_model_forward_with(m, m->w, (ram_w16){0}, &t->cols, ws, images, n, RAM_LOC_SAMPLE,
+                               ws->aux, pol->p.std, NULL);
     } else {
-        ram_model_forward_with(m, m->w, (ram_w16){0}, &t->cols, ws, images, n, RAM_LOC_MEAN, NULL, 0, NULL);
+        ram_model_forward_with(m, m->w, (ram_w16){0}, &t->cols, ws, images, n, RAM_LOC_MEAN, NULL,
+                               0, NULL);
     }
     if (glimpsed_nonfinite(m, wk, n)) return;
     classifier_loss(t, wk, labels, n);
