@@ -250,8 +250,8 @@ RAM_HIDDEN void ram_linear_forward_w16(const float *X, int ldx, int n, int in, c
                                        bool accumulate);
 /* The sparse-input path (kernels.c): rows [r0, r1) of y (indexed from 0,
  * like b) = x W^T + b for one input row x of `in`, from Wt, W's
- * column-major copy (in `form`; column c's ldt rows at
- * Wt + c * ldt), reading only the columns of x's nonzeros.  Returns false,
+ * column-major copy (in `form`; column c's ldt rows at Wt + c * ldt),
+ * reading only the columns of x's nonzeros.  Returns false,
  * touching nothing, when x has fewer than min_zeros zeros (the caller's
  * other kernel is then faster), when in > RAM_SPARSE_MAX_IN, or without
  * the AVX2/FMA kernels (ram_sparse_kernels()).  Its sums are not ram_dot_rows()'s:
@@ -597,9 +597,8 @@ RAM_HIDDEN void ram_model_forward_team(const struct ram_model *m, ram_ws *ws, co
  * in that 16-bit form read by the layers of n <= RAM_GEMV_MAX_ROWS images;
  * when cols is not NULL and has data, the ReLU-fed layers read those
  * column-major copies (made from the same values: 16-bit when w16.w) for
- * each image whose
- * input has zeros enough (ram_linear_forward_sparse(), and above
- * RAM_GEMV_MAX_ROWS images ws's gather buffers). */
+ * each image whose input has zeros enough (ram_linear_forward_sparse(), and
+ * above RAM_GEMV_MAX_ROWS images ws's gather buffers). */
 RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w, ram_w16 w16,
                                        const ram_cols *cols, ram_ws *ws, ram_images images, int n,
                                        ram_loc_mode mode, const float *eps_or_locs, float std,
