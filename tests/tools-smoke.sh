@@ -222,15 +222,18 @@ grep -qF "ram-fetch-mnist $tmp/empty" "$tmp/rc.txt" || fail "no fetch hint: $(ca
 
 json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --json)" || fail "ram-eval"
 case "$json" in *'"test_error": '*'"n": 100'*'"glimpses": 3'*) ;; *) fail "ram-eval json: $json" ;; esac
-# --precision half: the same set evaluated with half-precision weights, said
+# --precision half and bf16: the same set evaluated with 16-bit weights, said
 # in the JSON; an unknown precision is refused.
 json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --precision half --json)" ||
     fail "ram-eval --precision half"
 case "$json" in *'"n": 100'*'"precision": "half"'*) ;; *) fail "ram-eval half json: $json" ;; esac
+json="$("$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --precision bf16 --json)" ||
+    fail "ram-eval --precision bf16"
+case "$json" in *'"n": 100'*'"precision": "bf16"'*) ;; *) fail "ram-eval bf16 json: $json" ;; esac
 if "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --precision double 2>"$tmp/p.txt"; then
     fail "--precision double accepted"
 fi
-grep -q "must be float or half" "$tmp/p.txt" || fail "--precision: no clear message"
+grep -q "must be float, half or bf16" "$tmp/p.txt" || fail "--precision: no clear message"
 
 # On a placed set ram-eval also says where the glimpses went: images with a
 # glimpse on the digit ("found") and glimpses on the digit per image.  With
