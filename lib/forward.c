@@ -72,8 +72,7 @@ static void linear_rows(const fwd_job *j, const float *X, int ldx, int n, int in
         return;
     }
     const ram_wform form = j->w16.w ? j->w16.form : RAM_WFORM_FLOAT;
-    const char *wt =
-        (const char *)j->cols->data + j->cols->off[id] * (form != RAM_WFORM_FLOAT ? 2 : 4);
+    const char *wt = (const char *)j->cols->data + j->cols->off[id] * ram_wform_size(form);
     const float *b = bid < RAM_T_COUNT ? j->w + j->m->t[bid].off : NULL;
     const int min_zeros = small ? in / 4 : in * 5 / 8, rows = j->m->t[id].rows, width = r1 - r0;
     int dense = 0, *at = j->ws->gather_at;

@@ -234,6 +234,11 @@ RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const
  * the widened weights in float. */
 typedef enum ram_wform { RAM_WFORM_FLOAT, RAM_WFORM_HALF, RAM_WFORM_BF16 } ram_wform;
 
+/* The bytes of one weight in `form`. */
+static inline size_t ram_wform_size(ram_wform form) {
+    return form == RAM_WFORM_FLOAT ? sizeof(float) : sizeof(uint16_t);
+}
+
 /* A 16-bit copy of a model's parameters, laid out as its floats, in form
  * HALF or BF16; w NULL: none (the floats are read). */
 typedef struct ram_w16 {

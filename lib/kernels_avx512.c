@@ -46,7 +46,7 @@ finish_rows16(float *y, const float *b, int r, __mmask16 mask, bool acc, __m512 
 __attribute__((target(RAM_AVX512_TARGET), always_inline)) static inline void
 dot_cols_avx512(const void *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
                 const float *b, float *y, bool acc, ram_wform form) {
-    const size_t size = form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float);
+    const size_t size = ram_wform_size(form);
     const __m512 zero = _mm512_setzero_ps();
     const __mmask16 all = 0xffff;
 #define COL(k, r) ((const char *)Wt + ((size_t)nz[k] * ldt + (r)) * size)

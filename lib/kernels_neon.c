@@ -87,8 +87,7 @@ __attribute__((always_inline)) static inline void dot_rows_neon(const void *W, i
                                                                 const float *x, int rows,
                                                                 const float *b, float *y, bool acc,
                                                                 ram_wform form) {
-    const size_t row_bytes =
-        (size_t)in * (form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float));
+    const size_t row_bytes = (size_t)in * ram_wform_size(form);
     for (int r = 0; r < rows; r += 4) {
         /* Past the last row, repeat it: each lane's arithmetic is its own,
          * so row r comes out the same as in a full block. */
@@ -144,7 +143,7 @@ static void neon_dot_rows_in2(const float *W, const float *x, int rows, const fl
 __attribute__((always_inline)) static inline void
 dot_cols_neon(const void *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
               const float *b, float *y, bool acc, ram_wform form) {
-    const size_t size = form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float);
+    const size_t size = ram_wform_size(form);
     const float32x4_t zero = vdupq_n_f32(0.0f);
 #define COL(k, r) ((const char *)Wt + ((size_t)nz[k] * ldt + (r)) * size)
     int r = r0;

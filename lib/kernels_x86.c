@@ -128,8 +128,7 @@ ram_x86_dot_rows_in2(const float *W, const float *x, int rows, const float *b, f
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
 dot_rows_x86(const void *W, int in, const float *x, int rows, const float *b, float *y, bool acc,
              ram_wform form) {
-    const size_t row_bytes =
-        (size_t)in * (form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float));
+    const size_t row_bytes = (size_t)in * ram_wform_size(form);
     float d[8] = {0}; /* with four rows, lanes 4-7 are not written: defined, unused */
     for (int r = 0; r < rows; r += 8) {
         /* Past the last row, repeat it: each lane's arithmetic is its own,
@@ -175,7 +174,7 @@ __attribute__((target(RAM_X86_TARGET))) void ram_x86_dot_rows_bf16(const uint16_
 __attribute__((target(RAM_X86_TARGET), always_inline)) static inline void
 dot_cols_x86(const void *Wt, int ldt, const int *nz, int nnz, const float *x, int r0, int r1,
              const float *b, float *y, bool acc, ram_wform form) {
-    const size_t size = form != RAM_WFORM_FLOAT ? sizeof(uint16_t) : sizeof(float);
+    const size_t size = ram_wform_size(form);
     const __m256 zero = _mm256_setzero_ps();
 #define COL(k, r) ((const char *)Wt + ((size_t)nz[k] * ldt + (r)) * size)
     int r = r0;
