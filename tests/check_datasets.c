@@ -85,6 +85,50 @@ START_TEST(test_uncluttered_is_the_digit_alone) {
 }
 END_TEST
 
+START_TEST(test_some_clutter_paints_the_first_pieces) {
+    /* ram-train --clutter N: 0 pieces is the uncluttered image, all of them
+     * (or -1) the set's, each piece more adds to the image, and the digit
+     * stays where it was. */
+    const dataset_kind kinds[] = {DATASET_CLUTTERED60, DATASET_CLUTTERED100};
+    float *digits = random_digits(N_DIGITS), *ones = malloc(sizeof(float) * D * D);
+    float *prev = malloc(sizeof(float) * 100 * 100), *out = malloc(sizeof(float) * 100 * 100);
+    float *want = malloc(sizeof(float) * 100 * 100);
+    ck_assert(digits && ones && prev && out && want);
+    for (int i = 0; i < D * D; i++)
+        ones[i] = 1.0f;
+    for (int k = 0; k < 2; k++) {
+        const int S = dataset_side(kinds[k]), n = S * S, pieces = dataset_pieces(kinds[k]);
+        for (int index = 0; index < 10; index++) {
+            dataset_make_some(kinds[k], digits, NULL, N_DIGITS, index, NULL, 0, 5, out);
+            dataset_make_uncluttered(kinds[k], digits, NULL, N_DIGITS, index, 5, want);
+            ck_assert(!memcmp(out, want, sizeof(float) * n));
+            for (int p = 1; p <= pieces; p++) {
+                memcpy(prev, out, sizeof(float) * n);
+                dataset_make_some(kinds[k], digits, NULL, N_DIGITS, index, NULL, p, 5, out);
+                int grew = 0;
+                for (int i = 0; i < n; i++) {
+                    ck_assert(out[i] >= prev[i]);
+                    grew |= out[i] > prev[i];
+                }
+                ck_assert_msg(grew, "piece %d of image %d added nothing", p, index);
+            }
+            dataset_make(kinds[k], digits, NULL, N_DIGITS, index, 5, want);
+            ck_assert(!memcmp(out, want, sizeof(float) * n));
+            dataset_make_some(kinds[k], digits, NULL, N_DIGITS, index, NULL, -1, 5, out);
+            ck_assert(!memcmp(out, want, sizeof(float) * n));
+            dataset_make_with(kinds[k], digits, NULL, N_DIGITS, index, ones, 5, want);
+            dataset_make_some(kinds[k], digits, NULL, N_DIGITS, index, ones, pieces, 5, out);
+            ck_assert(!memcmp(out, want, sizeof(float) * n));
+        }
+    }
+    free(want);
+    free(out);
+    free(prev);
+    free(ones);
+    free(digits);
+}
+END_TEST
+
 START_TEST(test_mnist_origin_is_zero) {
     int x = -1, y = -1;
     dataset_digit_origin(DATASET_MNIST, 10000, 5, DATASET_TEST_SEED, &x, &y);
@@ -351,6 +395,7 @@ int main(void) {
     TCase *tc = tcase_create("placement");
     tcase_add_test(tc, test_origin_is_where_the_digit_is_painted);
     tcase_add_test(tc, test_uncluttered_is_the_digit_alone);
+    tcase_add_test(tc, test_some_clutter_paints_the_first_pieces);
     tcase_add_test(tc, test_mnist_origin_is_zero);
     tcase_add_test(tc, test_test_set_placement_is_pinned);
     suite_add_tcase(s, tc);

@@ -330,6 +330,30 @@ if "$bin/ram-eval" --model "$tmp/t.ram" --data "$tmp/data" --dataset translated6
     fail "--no-clutter accepted on translated60"
 fi
 grep -q "needs --dataset cluttered60 or cluttered100" "$tmp/nc.txt" || fail "--no-clutter: no clear message"
+# ram-train --clutter N: fewer clutter pieces (said, and trained on: not as
+# all four; three scales, so that the glimpses see beyond the digit), kept in the checkpoint (a resume with another N is refused);
+# refused where there is no clutter and above the set's count.
+"${train[@]}" --epochs 1 --dataset cluttered60 --depth 3 --clutter 0 --out "$tmp/cl.ram" --log "$tmp/cl.csv" \
+    2>"$tmp/cl.txt" || fail "ram-train --clutter 0: $(cat "$tmp/cl.txt")"
+grep -q "validation with 0 of 4 clutter pieces" "$tmp/cl.txt" || fail "--clutter: not said: $(cat "$tmp/cl.txt")"
+"${train[@]}" --epochs 1 --dataset cluttered60 --depth 3 --out "$tmp/cl4.ram" --log "$tmp/cl4.csv" \
+    2>"$tmp/cl.txt" || fail "ram-train cluttered60: $(cat "$tmp/cl.txt")"
+[ "$(sed -n 2p "$tmp/cl.csv" | cut -d, -f3,6-)" != "$(sed -n 2p "$tmp/cl4.csv" | cut -d, -f3,6-)" ] ||
+    fail "--clutter 0 trained exactly as the whole clutter"
+if "${train[@]}" --epochs 2 --dataset cluttered60 --depth 3 --clutter 2 --out "$tmp/cl.ram" \
+    --resume "$tmp/cl.ram.ckpt" 2>"$tmp/cl.txt"; then
+    fail "a --clutter 0 checkpoint resumed with --clutter 2"
+fi
+grep -q -- "--dataset cluttered60 --shift 0 --rotate 0 --zoom 0 --clutter 0 --val 100" "$tmp/cl.txt" ||
+    fail "resume with another --clutter: no clear message: $(cat "$tmp/cl.txt")"
+for bad in "mnist --clutter 0:is for --dataset cluttered60 or cluttered100" \
+    "cluttered60 --clutter 5:--dataset cluttered60 has 4 clutter pieces"; do
+    # shellcheck disable=SC2086 # the set, the option and its value are words
+    if "${train[@]}" --epochs 1 --dataset ${bad%%:*} --out "$tmp/b.ram" 2>"$tmp/cl.txt"; then
+        fail "--dataset ${bad%%:*} accepted"
+    fi
+    grep -q -- "${bad#*:}" "$tmp/cl.txt" || fail "${bad%%:*}: no clear message: $(cat "$tmp/cl.txt")"
+done
 
 if [ -x "$bin/ram-glimpses" ]; then
     "$bin/ram-glimpses" --model "$tmp/m.ram" --data "$tmp/data" --out "$tmp/g.png" --count 2 \

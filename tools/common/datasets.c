@@ -305,14 +305,14 @@ int dataset_check_labels(const char *prog, dataset_kind kind, const int *labels,
     return -1;
 }
 
-/* Paint image `index` as placed by `p`: the clutter (unless `clutter` is 0),
- * then `digit` (and the partner `second`, if any), all summed and clipped to
- * [0, 1]. */
+/* Paint image `index` as placed by `p`: the first `clutter` of its clutter
+ * pieces, then `digit` (and the partner `second`, if any), all summed and
+ * clipped to [0, 1]. */
 static void paint(dataset_kind kind, const float *digits, const placement *p, const float *digit,
                   const float *second, int clutter, float *out) {
     const int D = 28, S = table[kind].side;
     memset(out, 0, sizeof(float) * S * S);
-    for (int k = 0; clutter && k < p->pieces; k++) {
+    for (int k = 0; k < clutter && k < p->pieces; k++) {
         const float *src = digits + (size_t)p->piece[k].other * D * D;
         for (int r = 0; r < CROP; r++)
             for (int c = 0; c < CROP; c++)
@@ -329,7 +329,7 @@ static void paint(dataset_kind kind, const float *digits, const placement *p, co
         out[i] = out[i] > 1.0f ? 1.0f : out[i];
 }
 
-/* Image `index` with `digit` placed (and the clutter, unless `clutter` is 0). */
+/* Image `index` with `digit` placed and the first `clutter` clutter pieces. */
 static void make(dataset_kind kind, const float *digits, const int *labels, int n, int index,
                  const float *digit, uint64_t seed, int clutter, float *out) {
     if (kind == DATASET_MNIST) {
@@ -345,7 +345,13 @@ static void make(dataset_kind kind, const float *digits, const int *labels, int 
 
 void dataset_make_with(dataset_kind kind, const float *digits, const int *labels, int n, int index,
                        const float *digit, uint64_t seed, float *out) {
-    make(kind, digits, labels, n, index, digit, seed, 1, out);
+    make(kind, digits, labels, n, index, digit, seed, MAX_PIECES, out);
+}
+
+void dataset_make_some(dataset_kind kind, const float *digits, const int *labels, int n, int index,
+                       const float *digit, int pieces, uint64_t seed, float *out) {
+    make(kind, digits, labels, n, index, digit ? digit : digits + (size_t)index * 28 * 28, seed,
+         pieces < 0 ? MAX_PIECES : pieces, out);
 }
 
 void dataset_make_uncluttered(dataset_kind kind, const float *digits, const int *labels, int n,

@@ -89,6 +89,12 @@ void dataset_make(dataset_kind kind, const float *digits, const int *labels, int
  * the same second digit, as it is). */
 void dataset_make_with(dataset_kind kind, const float *digits, const int *labels, int n, int index,
                        const float *digit, uint64_t seed, float *out);
+/* dataset_make_with() with only the first `pieces` of the image's clutter
+ * pieces (0: none; -1 or the set's count: all), the digit placed where
+ * dataset_make() puts it whatever `pieces` (ram-train --clutter, a
+ * curriculum); `digit` NULL: digit `index` itself. */
+void dataset_make_some(dataset_kind kind, const float *digits, const int *labels, int n, int index,
+                       const float *digit, int pieces, uint64_t seed, float *out);
 /* dataset_make() without the clutter: the digit where dataset_make() puts
  * it, on an empty canvas (to tell how much of a model's error is the
  * clutter's: ram-eval --no-clutter).  The two-digit sets have no clutter. */

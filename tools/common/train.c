@@ -267,9 +267,15 @@ static int load_data(run *r) {
     r->val_labels = r->labels + (r->n_all - o->val);
     r->val_loaded = r->val_chunk = o->val;
     if (!(r->val_images = alloc(r, sizeof(float) * o->val * r->pixels))) return -1;
-    for (int i = 0; i < o->val; i++)
-        dataset_image(o->dataset, r->images, r->labels, r->pixels, r->n_all, r->n_all - o->val + i,
-                      DATASET_VAL_SEED, r->val_images + (size_t)i * r->pixels);
+    for (int i = 0; i < o->val; i++) /* with the training images' clutter (--clutter) */
+        if (o->clutter >= 0)
+            dataset_make_some(o->dataset, r->images, r->labels, r->n_all, r->n_all - o->val + i,
+                              NULL, o->clutter, DATASET_VAL_SEED,
+                              r->val_images + (size_t)i * r->pixels);
+        else
+            dataset_image(o->dataset, r->images, r->labels, r->pixels, r->n_all,
+                          r->n_all - o->val + i, DATASET_VAL_SEED,
+                          r->val_images + (size_t)i * r->pixels);
     if (r->objects > 1) { /* the digits' labels in reading order, n x objects */
         if (!(r->val_owned = alloc(r, sizeof(int) * o->val * r->objects))) return -1;
         for (int i = 0; i < o->val; i++)
@@ -402,8 +408,11 @@ static int start(run *r) {
 static void print_header(const run *r) {
     const train_options *o = r->o;
     char augment[160] = ""; /* at most about 90 */
-    if (o->shift || o->rotate > 0 || o->zoom > 0 || o->flip) {
+    if (o->shift || o->rotate > 0 || o->zoom > 0 || o->flip || o->clutter >= 0) {
         int used = snprintf(augment, sizeof augment, " (training images");
+        if (o->clutter >= 0)
+            used += snprintf(augment + used, sizeof augment - used, " and validation with %d of %d "
+                             "clutter pieces,", o->clutter, dataset_pieces(o->dataset));
         if (o->shift)
             used +=
                 snprintf(augment + used, sizeof augment - used, " shifted by <= %d px,", o->shift);
@@ -564,8 +573,9 @@ static int fill_batch(run *r, const int *slice, int n, uint64_t seed, loader_bat
         if (o->shift) /* plain MNIST only (checked): moved as it is copied */
             dataset_shift_copy(warp ? r->warped : r->images + (size_t)k * r->pixels, h, w, o->shift,
                                seed, k, dst);
-        else if (warp && !mnist) /* clutter from training digits only, as below */
-            dataset_make_with(o->dataset, r->images, r->labels, n_digits, k, r->warped, seed, dst);
+        else if ((warp || o->clutter >= 0) && !mnist) /* clutter from training digits only */
+            dataset_make_some(o->dataset, r->images, r->labels, n_digits, k,
+                              warp ? r->warped : NULL, o->clutter, seed, dst);
         else if (!warp) /* clutter comes from training digits only (not validation) */
             dataset_image(o->dataset, r->images, r->labels, r->pixels, n_digits, k, seed, dst);
         if (o->flip) dataset_flip(dst, 1, h, w, seed, k);
@@ -782,6 +792,11 @@ static int epochs(run *r) {
     return 0;
 }
 
+/* The clutter pieces --clutter leaves out of each image (0 without it). */
+static int32_t clutter_left_out(const train_options *o) {
+    return o->clutter < 0 ? 0 : dataset_pieces(o->dataset) - o->clutter;
+}
+
 static int steps(run *r) {
     const train_options *o = r->o;
     if (load_data(r) || make_trainer(r)) return -1;
@@ -792,7 +807,7 @@ static int steps(run *r) {
                           TRAIN_NO_BEST,
                           0.0,
                           {o->dataset, o->shift, o->val, r->n_train, o->seed, o->rotate, o->zoom,
-                           o->batch, o->threads, o->flip, 0}};
+                           o->batch, o->threads, o->flip, clutter_left_out(o)}};
     if (start(r)) return -1;
     if (r->h.rank == 0) print_header(r);
     if (o->log && open_log(r)) return -1;
@@ -854,7 +869,7 @@ int train_check_resumed(const char *prog, const char *path, size_t len, const tr
     if (len == TRAIN_STATE_NO_WARP) /* written before --rotate and --zoom existed */
         had.rotate = had.zoom = 0;
     if (len <= TRAIN_STATE_NO_FLIP) /* written before --flip existed */
-        had.flip = had.reserved = 0;
+        had.flip = had.pieces_left = 0;
     if (len == TRAIN_STATE_NO_WARP || had.batch == 0) { /* before batch and threads were kept */
         had.batch = want->batch;
         had.threads = want->threads;
@@ -869,11 +884,14 @@ int train_check_resumed(const char *prog, const char *path, size_t len, const tr
         return -1;
     }
     if (!memcmp(&had, want, sizeof *want)) return 0;
+    char clutter[32] = ""; /* a cluttered set's --clutter */
+    const int pieces = dataset_pieces((dataset_kind)had.dataset);
+    if (pieces) snprintf(clutter, sizeof clutter, " --clutter %d", pieces - (int)had.pieces_left);
     fprintf(stderr,
-            "%s: %s is a run on other images (--dataset %s --shift %d --rotate %g --zoom %g%s "
+            "%s: %s is a run on other images (--dataset %s --shift %d --rotate %g --zoom %g%s%s "
             "--val %d, %d training images, --seed %llu); resume it with those options\n",
             prog, path, dataset_name((dataset_kind)had.dataset), (int)had.shift, (double)had.rotate,
-            (double)had.zoom, had.flip ? " --flip" : "", (int)had.val, (int)had.train,
+            (double)had.zoom, had.flip ? " --flip" : "", clutter, (int)had.val, (int)had.train,
             (unsigned long long)had.seed);
     return -1;
 }

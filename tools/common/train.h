@@ -25,6 +25,7 @@ typedef struct train_options {
      * rule (ram_fit), --on-bad; whether --val, --dataset and --fit were given. */
     int height, width, channels, fit, on_bad, val_given, dataset_given, fit_given;
     int stream, prefetch, flip; /* --stream (FOLDER_STREAM), --prefetch, --flip */
+    int clutter;                /* --clutter: pieces painted per image; -1: the set's all */
     const char *cache;          /* --cache: a folder for streamed sets' decoded images, or NULL */
     double time_budget;
     uint64_t seed;
@@ -41,7 +42,8 @@ typedef struct train_data {
     uint64_t seed;
     float rotate, zoom;     /* not in checkpoints of TRAIN_STATE_NO_WARP bytes: those had none */
     int32_t batch, threads; /* 0 in older checkpoints, which are not checked for them */
-    int32_t flip, reserved; /* not in checkpoints of TRAIN_STATE_NO_FLIP bytes: none had it */
+    int32_t flip;           /* not in checkpoints of TRAIN_STATE_NO_FLIP bytes: none had it */
+    int32_t pieces_left;    /* clutter pieces --clutter leaves out; 0 (older checkpoints): none */
 } train_data;
 
 /* Caller state stored in checkpoints next to the trainer's own. */
