@@ -411,8 +411,10 @@ static void print_header(const run *r) {
     if (o->shift || o->rotate > 0 || o->zoom > 0 || o->flip || o->clutter >= 0) {
         int used = snprintf(augment, sizeof augment, " (training images");
         if (o->clutter >= 0)
-            used += snprintf(augment + used, sizeof augment - used, " and validation with %d of %d "
-                             "clutter pieces,", o->clutter, dataset_pieces(o->dataset));
+            used += snprintf(augment + used, sizeof augment - used,
+                             " and validation with %d of %d "
+                             "clutter pieces,",
+                             o->clutter, dataset_pieces(o->dataset));
         if (o->shift)
             used +=
                 snprintf(augment + used, sizeof augment - used, " shifted by <= %d px,", o->shift);
