@@ -21,18 +21,22 @@
  * vCPUs), which can exceed the work they divide (the paper's MNIST model
  * at batch 1 took 29 us with two threads against 21 us alone on a 2-vCPU
  * machine).  The state's small calls alternate between the split and the
- * caller's thread alone, CHOOSE_TRIALS calls each, and the faster per image
- * (the fastest call of each way, the least disturbed) is used from then on;
- * the choice is made again every CHOOSE_AGAIN small calls, as the machine's
- * load changes.  Both ways give the same bits, so the choice changes only
- * the time. */
+ * caller's thread alone, CHOOSE_TRIALS calls each, and the split is used
+ * from then on only if its median time per image is below SPLIT_GAIN
+ * times the median alone: the median, not the fastest call, because a
+ * split's calls vary more (one preempted vCPU stalls every barrier), so
+ * that its best call flatters it; and a margin, because a split that gains
+ * less is not worth a second core.  The choice is made again every
+ * CHOOSE_AGAIN small calls, as the machine's load changes.  Both ways give
+ * the same bits, so the choice changes only the time. */
 #define CHOOSE_TRIALS 8
 #define CHOOSE_AGAIN  (1 << 14)
+#define SPLIT_GAIN    0.95
 
 typedef struct split_choice {
-    unsigned calls; /* small calls since the last choice began */
-    double best[2]; /* fastest seconds per image so far: [0] alone, [1] split */
-    bool split;     /* the choice while not measuring */
+    unsigned calls;                /* small calls since the last choice began */
+    double time[2][CHOOSE_TRIALS]; /* seconds per image: [0] alone, [1] split */
+    bool split;                    /* the choice while not measuring */
 } split_choice;
 
 struct ram_state {
@@ -72,16 +76,27 @@ static ram_team *small_call_begin(const ram_state *st, const split_choice *c, do
     return split ? st->team : NULL;
 }
 
+static int compare_doubles(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n > 0 values, which it sorts. */
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* After a small call of n images begun by small_call_begin(): its time
  * counted towards the choice while measuring. */
 static void small_call_end(const ram_state *st, split_choice *c, const ram_team *used, double t0,
                            int n) {
     if (!st->team) return;
     if (c->calls < 2 * CHOOSE_TRIALS) {
-        const bool split = used != NULL;
-        const double per_image = (ram_seconds() - t0) / n;
-        if (c->calls < 2 || per_image < c->best[split]) c->best[split] = per_image;
-        if (c->calls == 2 * CHOOSE_TRIALS - 1) c->split = c->best[1] < c->best[0];
+        c->time[used != NULL][c->calls / 2] = (ram_seconds() - t0) / n;
+        if (c->calls == 2 * CHOOSE_TRIALS - 1)
+            c->split =
+                median(c->time[1], CHOOSE_TRIALS) < SPLIT_GAIN * median(c->time[0], CHOOSE_TRIALS);
     }
     if (++c->calls == CHOOSE_AGAIN) c->calls = 0;
 }
