@@ -905,7 +905,8 @@ RAM_API const char *ram_blas_info(int *slow);
  *  (batch 1) is classified faster, not only a large batch: each thread
  *  keeps its share of the weights in its own core's cache, unless that is
  *  measured to be slower: the state's first 16 such calls alternate between
- *  the threads and the calling thread alone, and the faster is used until
+ *  the threads and the calling thread alone, and the threads are used only
+ *  when their median time is at least 5 % below the median alone, until
  *  the choice is measured again, every 16,384 small calls (where cores are
  *  shared, as a VM's vCPUs are, the threads' barriers can cost more than
  *  the work they divide).  A larger call gives each thread a slice of the
