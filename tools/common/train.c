@@ -407,7 +407,7 @@ static int start(run *r) {
 /* The run in a line, and what augments its training images. */
 static void print_header(const run *r) {
     const train_options *o = r->o;
-    char augment[160] = ""; /* at most about 90 */
+    char augment[192] = ""; /* at most about 135 */
     if (o->shift || o->rotate > 0 || o->zoom > 0 || o->flip || o->clutter >= 0) {
         int used = snprintf(augment, sizeof augment, " (training images");
         if (o->clutter >= 0)
