@@ -267,15 +267,15 @@ static int load_data(run *r) {
     r->val_labels = r->labels + (r->n_all - o->val);
     r->val_loaded = r->val_chunk = o->val;
     if (!(r->val_images = alloc(r, sizeof(float) * o->val * r->pixels))) return -1;
-    for (int i = 0; i < o->val; i++) /* with the training images' clutter (--clutter) */
-        if (o->clutter >= 0)
-            dataset_make_some(o->dataset, r->images, r->labels, r->n_all, r->n_all - o->val + i,
-                              NULL, o->clutter, DATASET_VAL_SEED,
-                              r->val_images + (size_t)i * r->pixels);
-        else
+    for (int i = 0; i < o->val; i++) { /* a generated set's with the training images' --clutter */
+        float *dst = r->val_images + (size_t)i * r->pixels;
+        if (o->dataset == DATASET_MNIST)
             dataset_image(o->dataset, r->images, r->labels, r->pixels, r->n_all,
-                          r->n_all - o->val + i, DATASET_VAL_SEED,
-                          r->val_images + (size_t)i * r->pixels);
+                          r->n_all - o->val + i, DATASET_VAL_SEED, dst);
+        else
+            dataset_make_some(o->dataset, r->images, r->labels, r->n_all, r->n_all - o->val + i,
+                              NULL, o->clutter, DATASET_VAL_SEED, dst);
+    }
     if (r->objects > 1) { /* the digits' labels in reading order, n x objects */
         if (!(r->val_owned = alloc(r, sizeof(int) * o->val * r->objects))) return -1;
         for (int i = 0; i < o->val; i++)
@@ -412,9 +412,8 @@ static void print_header(const run *r) {
         int used = snprintf(augment, sizeof augment, " (training images");
         if (o->clutter >= 0)
             used += snprintf(augment + used, sizeof augment - used,
-                             " and validation with %d of %d "
-                             "clutter pieces,",
-                             o->clutter, dataset_pieces(o->dataset));
+                             " and validation with %d of %d clutter pieces,", o->clutter,
+                             dataset_pieces(o->dataset));
         if (o->shift)
             used +=
                 snprintf(augment + used, sizeof augment - used, " shifted by <= %d px,", o->shift);
@@ -575,10 +574,10 @@ static int fill_batch(run *r, const int *slice, int n, uint64_t seed, loader_bat
         if (o->shift) /* plain MNIST only (checked): moved as it is copied */
             dataset_shift_copy(warp ? r->warped : r->images + (size_t)k * r->pixels, h, w, o->shift,
                                seed, k, dst);
-        else if ((warp || o->clutter >= 0) && !mnist) /* clutter from training digits only */
+        else if (!mnist) /* clutter comes from training digits only (not validation) */
             dataset_make_some(o->dataset, r->images, r->labels, n_digits, k,
                               warp ? r->warped : NULL, o->clutter, seed, dst);
-        else if (!warp) /* clutter comes from training digits only (not validation) */
+        else if (!warp)
             dataset_image(o->dataset, r->images, r->labels, r->pixels, n_digits, k, seed, dst);
         if (o->flip) dataset_flip(dst, 1, h, w, seed, k);
         if (r->objects > 1)
