@@ -508,7 +508,7 @@ static void keep_rows(float *a, int slot, int n, int width, const int *keep, int
  * after the next one. */
 typedef struct stop_job {
     fwd_job j;
-    float threshold;
+    ram_stop_rule rule;
     int *steps;
     int live; /* images still glimpsing */
     long bad; /* the first image whose glimpse read a NaN or Inf pixel, or -1 */
@@ -550,10 +550,17 @@ static void stop_part(void *arg, int k, int nt) {
                 }
             linear_rows(j, s.hn, H, live, H, RAM_T_CLS_W, RAM_T_CLS_B, 0, K, pr, K, false);
             ram_softmax(pr, pr, live, K);
+            const ram_stop_rule *rule = &sj->rule;
             int kept = 0;
             for (int r = 0; r < live; r++) {
                 const float *q = pr + (size_t)r * K;
-                if (t == T - 1 || q[ram_argmax(q, K)] >= sj->threshold) {
+                if (rule->record)
+                    memcpy(rule->record + ((size_t)rows[r] * T + t) * K, q, sizeof(float) * K);
+                const bool stop =
+                    t == T - 1 || (rule->record ? false
+                                   : rule->unit ? ram_stop_logit(rule->unit, q, K, t) > 0.0f
+                                                : q[ram_argmax(q, K)] >= rule->threshold);
+                if (stop) {
                     memcpy(ws->probs + (size_t)rows[r] * K, q, sizeof(float) * K);
                     if (sj->steps) sj->steps[rows[r]] = t + 1;
                 } else {
@@ -582,10 +589,10 @@ static void stop_part(void *arg, int k, int nt) {
 
 long ram_model_forward_stop(const struct ram_model *m, const float *w, ram_w16 w16,
                             const ram_cols *cols, ram_ws *ws, ram_images images, int n,
-                            float threshold, int *steps, int *bad_step, ram_team *team) {
+                            const ram_stop_rule *rule, int *steps, int *bad_step, ram_team *team) {
     stop_job sj = {.j = {m, w, w16, cols && cols->data ? cols : NULL, ws, images, ws->halt_rows, n,
                          RAM_LOC_MEAN, NULL, 0, team},
-                   .threshold = threshold,
+                   .rule = *rule,
                    .steps = steps,
                    .live = n,
                    .bad = -1};

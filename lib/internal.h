@@ -431,6 +431,11 @@ struct ram_model {
     char **names;
     char *names_block;
     ram_fit fit;
+    /* The stop unit (ram_model_fit_stop()): whether there is one, its
+     * weights (RAM_STOP_WEIGHTS(glimpses) of them) and its cost. */
+    bool has_stop;
+    float stop_cost;
+    float stop_w[RAM_STOP_WEIGHTS(64)];
 };
 
 /* The zoom factor of a location's z (a model with zoom), within the
@@ -608,9 +613,19 @@ RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w
                                        const ram_cols *cols, ram_ws *ws, ram_images images, int n,
                                        ram_loc_mode mode, const float *eps_or_locs, float std,
                                        ram_team *team);
+/* When an image of a stopping pass stops (the first rule that is set):
+ * with `record`, only after the last glimpse, every step's probabilities
+ * written to record (n x glimpses x classes, ram_model_step_probs());
+ * with `unit`, where the stop unit's logit (ram_stop_logit()) is positive;
+ * else where the top probability reaches `threshold`. */
+typedef struct ram_stop_rule {
+    float threshold;
+    const float *unit;
+    float *record;
+} ram_stop_rule;
 /* A forward pass of n images (nt = 1, mean locations, one object) in which
- * each image stops at the first glimpse after which the classifier's top
- * probability reaches `threshold`, or at the last: its probabilities go to
+ * each image stops at the first glimpse after which `rule` says so, or at
+ * the last: its probabilities go to
  * ws->probs and its glimpse count to steps[i].  Finished images leave the
  * work: the next glimpse is taken for the others only.  Returns the first
  * image whose glimpse read a NaN or Inf pixel (its step in *bad_step), or
@@ -619,7 +634,31 @@ RAM_HIDDEN void ram_model_forward_with(const struct ram_model *m, const float *w
  * threads as in ram_model_forward_with(), with the same bits. */
 RAM_HIDDEN long ram_model_forward_stop(const struct ram_model *m, const float *w, ram_w16 w16,
                                        const ram_cols *cols, ram_ws *ws, ram_images images, int n,
-                                       float threshold, int *steps, int *bad_step, ram_team *team);
+                                       const ram_stop_rule *rule, int *steps, int *bad_step,
+                                       ram_team *team);
+
+/* ---- the stop unit (stop.c) ---- */
+
+/* The stop unit's logit after glimpse t of T for the classifier's
+ * probabilities q (k classes), with weights w (RAM_STOP_WEIGHTS(T)). */
+RAM_HIDDEN float ram_stop_logit(const float *w, const float *q, int k, int t);
+/* Its three confidence features of q: -log(1 - q_max) (at most
+ * RAM_STOP_SURE_MAX), the margin q_max - q_second, the entropy over log k. */
+#define RAM_STOP_SURE_MAX 20.0f
+RAM_HIDDEN void ram_stop_features(const float *q, int k, float *f);
+/* One Monte Carlo estimate of the gradient of the negative expected
+ * reward with respect to the weights w: an image's stop drawn from the
+ * unit (decisions after glimpses 0 .. T-2 with `rng`; every image stops
+ * after the last), given its features (T x 3, ram_stop_features()) and
+ * whether the label at each step is right (T bytes); the REINFORCE
+ * gradient of its decisions (ram_reinforce_bernoulli(), with the baselines
+ * base[t], or none for NULL), divided by norm, is added to grad
+ * (RAM_STOP_WEIGHTS(T) doubles).  Returns the reward; the step it stopped
+ * at (0-based) to *stopped_at, unless NULL.  For the fit and the tests. */
+RAM_HIDDEN double ram_stop_sample_gradient(const float *w, const float *feats,
+                                           const unsigned char *right, int T, float cost,
+                                           ram_rng *rng, const float *base, float norm,
+                                           double *grad, int *stopped_at);
 /* After a forward pass of n images in ws: the first image whose glimpses
  * read a NaN or Inf pixel, or -1; *step gets that glimpse's step (0-based).
  * Pixels are never scanned up front, which would make the cost grow with

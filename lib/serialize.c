@@ -19,6 +19,8 @@
 #define TAG_SAMP RAM_TAG('S', 'A', 'M', 'P')
 #define TAG_CTRS RAM_TAG('C', 'T', 'R', 'S')
 #define TAG_ZOOM RAM_TAG('Z', 'O', 'O', 'M')
+/* The stop unit: f32 cost, u32 count (3 + glimpses), count f32 weights. */
+#define TAG_STOP RAM_TAG('S', 'T', 'O', 'P')
 /* The DRAM chunk: core_layers, upper_core, context, objects, emit_every as u32. */
 #define DRAM_FIELDS 5
 
@@ -109,13 +111,43 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
         ram_buf_f32(&c, p->zoom_max);
         ram_file_chunk(b, TAG_ZOOM, &c);
     }
+    if (m->has_stop) {
+        const int d = RAM_STOP_WEIGHTS(p->glimpses);
+        c.len = 0;
+        ram_buf_f32(&c, m->stop_cost);
+        ram_buf_u32(&c, (uint32_t)d);
+        ram_buf_floats(&c, m->stop_w, (size_t)d);
+        ram_file_chunk(b, TAG_STOP, &c);
+    }
     if (c.failed) b->failed = true;
     free(c.data);
 }
 
-/* The optional CLSN (class names) and FITR (fit rule) chunks into m. */
+/* The optional STOP chunk (the stop unit) into m. */
+static ram_status read_stop(const unsigned char *data, size_t len, struct ram_model *m) {
+    ram_reader r;
+    if (!ram_file_find(data, len, TAG_STOP, &r)) return RAM_OK;
+    const int d = RAM_STOP_WEIGHTS(m->p.glimpses);
+    const float cost = ram_rd_f32(&r);
+    const uint32_t count = ram_rd_u32(&r);
+    float w[RAM_STOP_WEIGHTS(64)];
+    if (r.bad || count != (uint32_t)d || !ram_rd_floats(&r, w, (size_t)d) || r.pos != r.len)
+        return ram_fail(RAM_ERR_FORMAT,
+                        "model file: STOP chunk of %zu bytes, %u weights (%d glimpses: %d)", r.len,
+                        count, m->p.glimpses, d);
+    if (ram_model_set_stop_unit(m, w, cost)) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", ram_last_error());
+        return ram_fail(RAM_ERR_FORMAT, "model file: bad stop unit: %s", why);
+    }
+    return RAM_OK;
+}
+
+/* The optional CLSN (class names), FITR (fit rule) and STOP chunks into m. */
 static ram_status read_extras(const unsigned char *data, size_t len, struct ram_model *m) {
     ram_reader r;
+    ram_status st = read_stop(data, len, m);
+    if (st) return st;
     if (ram_file_find(data, len, TAG_FITR, &r)) {
         const uint32_t fit = ram_rd_u32(&r);
         if (r.bad || r.pos != r.len || fit > RAM_FIT_CROP)

@@ -410,7 +410,7 @@ typedef struct stop_job {
     ram_state *st;
     ram_images images;
     int n;
-    float threshold;
+    ram_stop_rule rule;
     int *steps;
     long bad[RAM_STATE_MAX_THREADS]; /* each slice's first bad image, or -1 */
     int bad_step[RAM_STATE_MAX_THREADS];
@@ -422,11 +422,14 @@ static void stop_slice(void *arg, int k, int nt) {
     ram_split(j->n, k, nt, 1, &i0, &i1);
     j->bad[k] = -1;
     if (i1 <= i0) return;
-    const size_t img = (size_t)j->m->p.channels * j->m->p.height * j->m->p.width;
-    const long bad = ram_model_forward_stop(
-        j->m, state_weights(j->st, j->m), state_w16(j->st), &j->st->cols, &j->st->sub[k],
-        ram_images_from(j->images, i0, img), i1 - i0, j->threshold, j->steps ? j->steps + i0 : NULL,
-        &j->bad_step[k], NULL);
+    const ram_model_params *p = &j->m->p;
+    const size_t img = (size_t)p->channels * p->height * p->width;
+    ram_stop_rule rule = j->rule;
+    if (rule.record) rule.record += (size_t)i0 * p->glimpses * p->classes;
+    const long bad =
+        ram_model_forward_stop(j->m, state_weights(j->st, j->m), state_w16(j->st), &j->st->cols,
+                               &j->st->sub[k], ram_images_from(j->images, i0, img), i1 - i0, &rule,
+                               j->steps ? j->steps + i0 : NULL, &j->bad_step[k], NULL);
     j->bad[k] = bad < 0 ? -1 : i0 + bad;
 }
 
@@ -441,25 +444,27 @@ static void finish_stop(const ram_model *m, const ram_ws *ws, int i0, int n, int
     }
 }
 
+/* A stopping pass (ram_model_forward_stop()) by `rule`, for the public
+ * function `what`. */
 static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images images, int n,
-                                float threshold, int *labels, float *probs, int *steps) {
+                                const ram_stop_rule *rule, int *labels, float *probs, int *steps,
+                                const char *what) {
     if (st) st->last_n = 0; /* no locations to report */
     if (!m || !st || ram_images_missing(images, 1))
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify_stop: NULL model, state or images");
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL model, state or images", what);
     if (n < 1 || n > st->max_batch)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
-                        "classify_stop: n = %d not in [1, %d] (state size)", n, st->max_batch);
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: n = %d not in [1, %d] (state size)", what, n,
+                        st->max_batch);
     if (!ram_model_same_arch(&st->arch, &m->p) || st->n_params != m->n_params)
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
-                        "classify_stop: state made for another architecture");
-    if (!(threshold >= 0.0f && threshold <= 1.0f))
-        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "classify_stop: threshold %g not in [0, 1]",
-                        (double)threshold);
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: state made for another architecture", what);
+    if (!(rule->threshold >= 0.0f && rule->threshold <= 1.0f))
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: threshold %g not in [0, 1]", what,
+                        (double)rule->threshold);
     if (m->p.objects != 1)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
-                        "classify_stop: a model of %d objects emits a label every %d glimpses; "
+                        "%s: a model of %d objects emits a label every %d glimpses; "
                         "stopping is for one label",
-                        m->p.objects, m->p.emit_every);
+                        what, m->p.objects, m->p.emit_every);
     ram_status rs = refresh_rounded(m, st);
     if (rs) return rs;
     ram_cols_refresh(&st->cols, m, st->w16);
@@ -468,25 +473,22 @@ static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images im
         double t0;
         ram_team *team = small_call_begin(st, &st->stop_choice, &t0);
         const long bad = ram_model_forward_stop(m, state_weights(st, m), state_w16(st), &st->cols,
-                                                &st->ws, images, n, threshold, steps, &step, team);
+                                                &st->ws, images, n, rule, steps, &step, team);
         small_call_end(st, &st->stop_choice, team, t0, n);
         if (bad >= 0)
-            return ram_fail(RAM_ERR_NUMERIC,
-                            "classify_stop: glimpse %d of image %ld reads a NaN or Inf pixel",
-                            step + 1, bad);
+            return ram_fail(RAM_ERR_NUMERIC, "%s: glimpse %d of image %ld reads a NaN or Inf pixel",
+                            what, step + 1, bad);
         finish_stop(m, &st->ws, 0, n, labels, probs);
         return RAM_OK;
     }
     ram_blas_check_threads(ram_team_size(st->team));
-    stop_job j = {
-        .m = m, .st = st, .images = images, .n = n, .threshold = threshold, .steps = steps};
+    stop_job j = {.m = m, .st = st, .images = images, .n = n, .rule = *rule, .steps = steps};
     ram_team_run(st->team, stop_slice, &j);
     const int nt = ram_team_size(st->team);
     for (int k = 0; k < nt; k++)
         if (j.bad[k] >= 0)
-            return ram_fail(RAM_ERR_NUMERIC,
-                            "classify_stop: glimpse %d of image %ld reads a NaN or Inf pixel",
-                            j.bad_step[k] + 1, j.bad[k]);
+            return ram_fail(RAM_ERR_NUMERIC, "%s: glimpse %d of image %ld reads a NaN or Inf pixel",
+                            what, j.bad_step[k] + 1, j.bad[k]);
     for (int k = 0; k < nt; k++) {
         int i0, i1;
         ram_split(n, k, nt, 1, &i0, &i1);
@@ -497,12 +499,52 @@ static ram_status classify_stop(const ram_model *m, ram_state *st, ram_images im
 
 ram_status ram_model_classify_stop(const ram_model *m, ram_state *st, const float *images, int n,
                                    float threshold, int *labels, float *probs, int *steps) {
-    return classify_stop(m, st, ram_images_f32(images), n, threshold, labels, probs, steps);
+    const ram_stop_rule rule = {.threshold = threshold};
+    return classify_stop(m, st, ram_images_f32(images), n, &rule, labels, probs, steps,
+                         "classify_stop");
 }
 
 ram_status ram_model_classify_stop_u8(const ram_model *m, ram_state *st, const uint8_t *images,
                                       int n, float threshold, int *labels, float *probs,
                                       int *steps) {
     const ram_images b = {NULL, images, NULL};
-    return classify_stop(m, st, b, n, threshold, labels, probs, steps);
+    const ram_stop_rule rule = {.threshold = threshold};
+    return classify_stop(m, st, b, n, &rule, labels, probs, steps, "classify_stop");
+}
+
+/* The model's stop unit as a rule, or INVALID_ARGUMENT. */
+static ram_status unit_rule(const ram_model *m, ram_stop_rule *rule, const char *what) {
+    if (!m) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "%s: NULL model", what);
+    if (!m->has_stop)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "%s: the model has no stop unit (ram_model_fit_stop(); ram-train "
+                        "--stop-cost)",
+                        what);
+    *rule = (ram_stop_rule){.unit = m->stop_w};
+    return RAM_OK;
+}
+
+ram_status ram_model_classify_stop_unit(const ram_model *m, ram_state *st, const float *images,
+                                        int n, int *labels, float *probs, int *steps) {
+    ram_stop_rule rule;
+    ram_status s = unit_rule(m, &rule, "classify_stop_unit");
+    if (s) return s;
+    return classify_stop(m, st, ram_images_f32(images), n, &rule, labels, probs, steps,
+                         "classify_stop_unit");
+}
+
+ram_status ram_model_classify_stop_unit_u8(const ram_model *m, ram_state *st, const uint8_t *images,
+                                           int n, int *labels, float *probs, int *steps) {
+    ram_stop_rule rule;
+    ram_status s = unit_rule(m, &rule, "classify_stop_unit");
+    if (s) return s;
+    const ram_images b = {NULL, images, NULL};
+    return classify_stop(m, st, b, n, &rule, labels, probs, steps, "classify_stop_unit");
+}
+
+ram_status ram_model_step_probs(const ram_model *m, ram_state *st, const float *images, int n,
+                                float *probs) {
+    if (!probs) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "step_probs: NULL probs");
+    const ram_stop_rule rule = {.record = probs};
+    return classify_stop(m, st, ram_images_f32(images), n, &rule, NULL, NULL, NULL, "step_probs");
 }

@@ -504,6 +504,7 @@ static void apply_update(ram_trainer *t, const float *gb, double norm, float lr)
     if (nb)
         ram_optim_update(&t->opt, t->pol->bw, gb, nb, t->m->n_params, lr, scale, 1.0f, NULL, 0.0f);
     ram_model_touch(t->m);
+    t->m->has_stop = false; /* fitted to the weights before this step */
     t->opt.step++;
 }
 

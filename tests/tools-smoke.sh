@@ -198,6 +198,25 @@ grep -q "^stopping:   at top probability 0.6" "$tmp/st.txt" || fail "--stop-thre
 expect 2 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --stop-threshold 1.5
 expect 2 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --stop-threshold 0.9 --policy sampled
 grep -q "mean locations" "$tmp/rc.txt" || fail "--stop-threshold + sampled: $(cat "$tmp/rc.txt")"
+# --stop-cost: a stop unit fitted to a saved model (--epochs 0) and saved
+# with it; ram-eval --stop-unit reports it (a high cost: every image after
+# its first glimpse); a model without one, and --epochs 0 without
+# --init and --stop-cost, refused.
+"$bin/ram-train" --data "$tmp/data" --val 100 --quiet --init "$tmp/m.ram" --epochs 0 \
+    --stop-cost 0.5 --out "$tmp/unit.ram" \
+    2>"$tmp/unit.txt" || fail "ram-train --stop-cost: $(cat "$tmp/unit.txt")"
+grep -q "^stop unit on the 100 validation images: .* with 1.00 glimpses" "$tmp/unit.txt" ||
+    fail "--stop-cost 0.5: $(cat "$tmp/unit.txt")"
+"$bin/ram-eval" --model "$tmp/unit.ram" --data "$tmp/data" --stop-unit --json >"$tmp/su.json" ||
+    fail "ram-eval --stop-unit"
+grep -q '"stop_unit": true, "stop_cost": 0.5, "mean_glimpses": 1.0000' "$tmp/su.json" ||
+    fail "--stop-unit: $(cat "$tmp/su.json")"
+expect 1 "$bin/ram-eval" --model "$tmp/m.ram" --data "$tmp/data" --stop-unit
+grep -q "no stop unit" "$tmp/rc.txt" || fail "--stop-unit without a unit: $(cat "$tmp/rc.txt")"
+expect 2 "$bin/ram-train" --data "$tmp/data" --val 100 --init "$tmp/m.ram" --epochs 0 \
+    --out "$tmp/unit.ram"
+grep -q "only fits a stop unit" "$tmp/rc.txt" || fail "--epochs 0: $(cat "$tmp/rc.txt")"
+expect 2 "$bin/ram-eval" --model "$tmp/unit.ram" --data "$tmp/data" --stop-unit --stop-threshold 0.5
 for tool in ram-train ram-eval ram-data; do
     expect 0 "$bin/$tool" --help
     expect 0 "$bin/$tool" --version

@@ -16,6 +16,7 @@
 
 #include <ram/ram.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,8 @@ static const tool_info tool = {
     "the files' names from standard input, one per line.  --glimpses OUT.png draws each image "
     "as the model saw it with its glimpses and their path (the first 64 images).  With "
     "--stop-threshold P each image stops at the first glimpse after which its top class has "
-    "probability P or more (ram_model_classify_stop), and the glimpses it took follow as the "
+    "probability P or more (ram_model_classify_stop), or with --stop-unit where the model's "
+    "stop unit says (ram-train --stop-cost), and the glimpses it took follow as the "
     "last column (JSON: glimpses); --locations and --glimpses then give those glimpses.  A file "
     "that "
     "cannot be read is named on stderr, the others are classified, and the exit status is 1."};
@@ -43,8 +45,14 @@ static const tool_info tool = {
 typedef struct options {
     const char *model, *glimpses;
     int top, json, locations;
-    float stop; /* --stop-threshold, or -1 */
+    float stop;    /* --stop-threshold, or -1 */
+    int stop_unit; /* --stop-unit */
 } options;
+
+/* Whether each image stops at a glimpse of its own. */
+static bool stopping(const options *o) {
+    return o->stop >= 0 || o->stop_unit;
+}
 
 typedef struct classifier {
     const options *o;
@@ -75,11 +83,16 @@ static int parse(int argc, char **argv, options *o, int *first_file) {
         {"--stop-threshold", OPT_FLOAT, &o->stop, 0, 1, .meta = "P", .def = "off",
          .help = "stop each image at the first glimpse whose top class probability is at least "
                  "P, and print the glimpses taken"},
+        {"--stop-unit", OPT_FLAG, &o->stop_unit,
+         .help = "stop each image where the model's stop unit says (ram-train --stop-cost), "
+                 "and print the glimpses taken"},
     };
     const size_t n = sizeof t / sizeof *t;
     int r = opts_parse(&tool, t, n, opts_split_files(t, n, argc, argv, first_file), argv);
     if (r) return r;
     if (*first_file >= argc) return opts_usage_error(&tool, "no IMAGE given (see --help)");
+    if (o->stop >= 0 && o->stop_unit)
+        return opts_usage_error(&tool, "--stop-threshold or --stop-unit, not both");
 #ifdef RAM_TOOLS_NO_IMAGES
     if (o->glimpses)
         return opts_usage_error(&tool, "--glimpses: this build has no PNG writer (libpng)");
@@ -104,9 +117,12 @@ static int open_model(classifier *c) {
     c->locs = malloc(sizeof *c->locs * 2 * (size_t)c->mp.glimpses);
     c->zooms = malloc(sizeof *c->zooms * (size_t)c->mp.glimpses);
     c->order = malloc(sizeof *c->order * (size_t)c->mp.classes);
-    if (c->o->stop >= 0 && c->mp.objects > 1) {
-        fprintf(stderr,
-                "ram-classify: %s names %d objects per image: --stop-threshold is for one\n",
+    if (c->o->stop_unit && ram_model_stop_unit(c->model, NULL, NULL) != RAM_OK) {
+        fprintf(stderr, "ram-classify: %s: --stop-unit: %s\n", c->o->model, ram_last_error());
+        return -1;
+    }
+    if (stopping(c->o) && c->mp.objects > 1) {
+        fprintf(stderr, "ram-classify: %s names %d objects per image: stopping is for one\n",
                 c->o->model, c->mp.objects);
         return -1;
     }
@@ -155,13 +171,13 @@ static void print_text(const classifier *c, const char *path, int top) {
         for (int i = 0; i < top; i++)
             printf("\t%s\t%.4f", class_name(c, c->order[i], buf, sizeof buf),
                    (double)c->probs[c->order[i]]);
-    const int taken = c->o->stop >= 0 ? c->steps : c->mp.glimpses;
+    const int taken = stopping(c->o) ? c->steps : c->mp.glimpses;
     if (c->o->locations) {
         putchar('\t');
         for (int g = 0; g < taken; g++)
             printf("%s%.4f,%.4f", g ? " " : "", (double)c->locs[2 * g], (double)c->locs[2 * g + 1]);
     }
-    if (c->o->stop >= 0) printf("\t%d", c->steps);
+    if (stopping(c->o)) printf("\t%d", c->steps);
     putchar('\n');
 }
 
@@ -199,10 +215,10 @@ static void print_json(const classifier *c, const char *path, int top) {
         }
         printf("]");
     }
-    if (c->o->stop >= 0) printf(", \"glimpses\": %d", c->steps);
+    if (stopping(c->o)) printf(", \"glimpses\": %d", c->steps);
     if (c->o->locations) {
         printf(", \"locations\": [");
-        for (int g = 0; g < (c->o->stop >= 0 ? c->steps : c->mp.glimpses); g++)
+        for (int g = 0; g < (stopping(c->o) ? c->steps : c->mp.glimpses); g++)
             printf("%s[%.6f, %.6f]", g ? ", " : "", (double)c->locs[2 * g],
                    (double)c->locs[2 * g + 1]);
         printf("]");
@@ -225,9 +241,11 @@ static int classify(classifier *c, const char *path) {
     if (s == RAM_OK && c->mp.objects > 1)
         s = ram_model_classify_seq(c->model, c->st, c->canvas, 1, RAM_LOCS_MEAN, NULL, c->labels,
                                    c->probs, c->locs);
-    else if (s == RAM_OK && c->o->stop >= 0) {
-        s = ram_model_classify_stop(c->model, c->st, c->canvas, 1, c->o->stop, &label, c->probs,
-                                    &c->steps);
+    else if (s == RAM_OK && stopping(c->o)) {
+        s = c->o->stop_unit ? ram_model_classify_stop_unit(c->model, c->st, c->canvas, 1, &label,
+                                                           c->probs, &c->steps)
+                            : ram_model_classify_stop(c->model, c->st, c->canvas, 1, c->o->stop,
+                                                      &label, c->probs, &c->steps);
         /* The stopped image's glimpses went where a whole pass's first ones
          * go (mean locations): that pass gives them. */
         if (s == RAM_OK && (c->o->locations || c->o->glimpses))
@@ -258,15 +276,14 @@ static int classify(classifier *c, const char *path) {
         } else {
             snprintf(caption, sizeof caption, "%s %.2f",
                      class_name(c, c->order[0], buf, sizeof buf), (double)c->probs[c->order[0]]);
-            if (c->o->stop >= 0) {
+            if (stopping(c->o)) {
                 const size_t at = strlen(caption);
                 snprintf(caption + at, sizeof caption - at, ", %d of %d", c->steps, c->mp.glimpses);
             }
         }
         const char *slash = strrchr(path, '/');
-        if (path_figure_add(&c->figure, c->canvas, c->locs, c->zooms,
-                            c->o->stop >= 0 ? c->steps : 0, caption, slash ? slash + 1 : path,
-                            tool.name))
+        if (path_figure_add(&c->figure, c->canvas, c->locs, c->zooms, stopping(c->o) ? c->steps : 0,
+                            caption, slash ? slash + 1 : path, tool.name))
             return -1;
     }
 #endif

@@ -48,12 +48,16 @@ typedef struct options {
     int batch, threads, limit, json, no_clutter, sampled;
     int precision; /* ram_precision */
     float stop;    /* --stop-threshold, or -1: every glimpse */
+    int stop_unit; /* --stop-unit: where the model's stop unit says */
 } options;
+
+/* Whether each image stops at a glimpse of its own. */
+static bool stopping(const options *o) {
+    return o->stop >= 0 || o->stop_unit;
+}
 
 static int parse(int argc, char **argv, options *o) {
     *o = (options){.batch = 100, .threads = 1, .stop = -1.0f};
-    tool_opt t[TESTSET_OPTIONS + 8];
-    size_t n = testset_table(&o->set, t);
     const tool_opt more[] = {
         {"--sampled", OPT_FLAG, &o->sampled, .help = "the same as --policy sampled"},
         {"--no-clutter", OPT_FLAG, &o->no_clutter,
@@ -74,7 +78,12 @@ static int parse(int argc, char **argv, options *o) {
          .help = "stop each image at the first glimpse after which the classifier's top "
                  "probability is at least P (ram_model_classify_stop; mean locations); reports "
                  "the mean glimpses and how many images stopped at each"},
+        {"--stop-unit", OPT_FLAG, &o->stop_unit,
+         .help = "stop each image where the model's stop unit says (ram-train --stop-cost; "
+                 "ram_model_classify_stop_unit); reports as --stop-threshold"},
     };
+    tool_opt t[TESTSET_OPTIONS + sizeof more / sizeof *more];
+    size_t n = testset_table(&o->set, t);
     memcpy(t + n, more, sizeof more);
     n += sizeof more / sizeof *more;
     int r = opts_parse(&tool, t, n, argc, argv);
@@ -86,10 +95,11 @@ static int parse(int argc, char **argv, options *o) {
                                     testset_policy_name(o->set.source));
         o->set.source = RAM_LOCS_SAMPLED;
     }
-    if (o->stop >= 0 && o->set.source != RAM_LOCS_MEAN)
-        return opts_usage_error(&tool,
-                                "--stop-threshold takes the policy's mean locations, not "
-                                "--policy %s",
+    if (o->stop >= 0 && o->stop_unit)
+        return opts_usage_error(&tool, "--stop-threshold or --stop-unit, not both");
+    if (stopping(o) && o->set.source != RAM_LOCS_MEAN)
+        return opts_usage_error(&tool, "%s takes the policy's mean locations, not --policy %s",
+                                o->stop_unit ? "--stop-unit" : "--stop-threshold",
                                 testset_policy_name(o->set.source));
     if (o->no_clutter && dataset_pieces((dataset_kind)o->set.dataset) == 0)
         return opts_usage_error(&tool, "--no-clutter needs --dataset cluttered60 or cluttered100");
@@ -110,7 +120,8 @@ typedef struct job {
     int *digits;        /* objects > 1: n x objects predicted digits */
     uint64_t *on_digit; /* placed sets: per image, bit g set if glimpse g hit the digit */
     float stop;         /* --stop-threshold, or -1 */
-    int *steps;         /* with stop: the glimpses each image took */
+    int stop_unit;      /* --stop-unit */
+    int *steps;         /* stopping: the glimpses each image took */
     int n, batch, pixels, side, glimpses, patch;
     bool zoom; /* the model chooses each glimpse's zoom */
     dataset_kind dataset;
@@ -208,6 +219,13 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
             j->pred[first + i] = j->dataset == DATASET_SUM100
                                      ? d[2 * i] + d[2 * i + 1]
                                      : dataset_pair_class(d[2 * i], d[2 * i + 1]);
+    } else if (j->stop_unit) {
+        int *pred = j->pred + first, *steps = j->steps + first;
+        ram_status s =
+            bytes ? ram_model_classify_stop_unit_u8(j->model, st, bytes, count, pred, NULL, steps)
+                  : ram_model_classify_stop_unit(j->model, st, img, count, pred, NULL, steps);
+        if (s != RAM_OK) return job_fail(j, s, "ram_model_classify_stop_unit");
+        return RAM_OK;
     } else if (j->stop >= 0) {
         ram_status s = bytes ? ram_model_classify_stop_u8(j->model, st, bytes, count, j->stop,
                                                           j->pred + first, NULL, j->steps + first)
@@ -324,6 +342,7 @@ static int classify_all(const options *o, const testset *s, int n, int *pred, in
                   .digits = digits,
                   .on_digit = on_digit,
                   .stop = o->stop,
+                  .stop_unit = o->stop_unit,
                   .steps = steps,
                   .n = n,
                   .batch = o->batch,
@@ -447,9 +466,13 @@ static void print_json(const options *o, const testset *s, int n, const result *
     if (mp->zoom_max > 0)
         printf(", \"zoom\": [%g, %g]", (double)mp->zoom_min, (double)mp->zoom_max);
     if (o->no_clutter) printf(", \"no_clutter\": true");
-    if (o->stop >= 0) {
-        printf(", \"stop_threshold\": %.9g, \"mean_glimpses\": %.4f, \"stopped_at\": [",
-               (double)o->stop, r->mean_glimpses);
+    if (stopping(o)) {
+        float cost = 0;
+        if (o->stop_unit && ram_model_stop_unit(s->model, NULL, &cost) == RAM_OK)
+            printf(", \"stop_unit\": true, \"stop_cost\": %.9g", (double)cost);
+        else
+            printf(", \"stop_threshold\": %.9g", (double)o->stop);
+        printf(", \"mean_glimpses\": %.4f, \"stopped_at\": [", r->mean_glimpses);
         for (int g = 0; g < mp->glimpses; g++)
             printf("%s%ld", g ? ", " : "", r->stopped_at[g]);
         printf("]");
@@ -516,10 +539,16 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
     if (r->objects_reported)
         printf("digit error: %.2f%% (%ld / %d digits wrong)\n", 100.0 * r->digits_wrong / (2.0 * n),
                r->digits_wrong, 2 * n);
-    if (o->stop >= 0) {
-        printf("stopping:   at top probability %g: %.2f of %d glimpses per image on average;\n"
+    if (stopping(o)) {
+        char rule[64];
+        float cost = 0;
+        if (o->stop_unit && ram_model_stop_unit(s->model, NULL, &cost) == RAM_OK)
+            snprintf(rule, sizeof rule, "by the model's stop unit (cost %g)", (double)cost);
+        else
+            snprintf(rule, sizeof rule, "at top probability %g", (double)o->stop);
+        printf("stopping:   %s: %.2f of %d glimpses per image on average;\n"
                "            images stopped after glimpse 1, 2, ...:",
-               (double)o->stop, r->mean_glimpses, mp->glimpses);
+               rule, r->mean_glimpses, mp->glimpses);
         for (int g = 0; g < mp->glimpses; g++)
             printf(" %ld", r->stopped_at[g]);
         printf("\n");
@@ -570,12 +599,14 @@ static int evaluate(const options *o, const testset *s) {
     int *pred = malloc((size_t)n * sizeof *pred);
     int *digits = two ? malloc((size_t)n * 2 * sizeof *digits) : NULL;
     uint64_t *on_digit = calloc((size_t)n, sizeof *on_digit);
-    int *steps = o->stop >= 0 ? malloc((size_t)n * sizeof *steps) : NULL;
+    int *steps = stopping(o) ? malloc((size_t)n * sizeof *steps) : NULL;
     r.confusion = calloc((size_t)r.classes * (size_t)r.classes, sizeof *r.confusion);
-    if (!pred || !on_digit || !r.confusion || (two && !digits) || (o->stop >= 0 && !steps)) {
+    if (!pred || !on_digit || !r.confusion || (two && !digits) || (stopping(o) && !steps)) {
         fprintf(stderr, "ram-eval: out of memory\n");
-    } else if (two && o->stop >= 0) {
-        fprintf(stderr, "ram-eval: --stop-threshold is for models of one label per image\n");
+    } else if (two && stopping(o)) {
+        fprintf(stderr, "ram-eval: stopping is for models of one label per image\n");
+    } else if (o->stop_unit && ram_model_stop_unit(s->model, NULL, NULL) != RAM_OK) {
+        fprintf(stderr, "ram-eval: %s: --stop-unit: %s\n", o->set.model, ram_last_error());
     } else if (!classify_all(o, s, n, pred, digits, on_digit, steps, &r.seconds)) {
         summarise(o, s, n, pred, digits, on_digit, steps, &r);
         const int nbatches = (n + o->batch - 1) / o->batch;

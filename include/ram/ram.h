@@ -498,6 +498,85 @@ RAM_API ram_status ram_model_classify_stop(const ram_model *m, ram_state *st, co
                                            int n, float threshold, int *labels, float *probs,
                                            int *steps);
 
+/**
+ * @name A learned stop unit
+ * A Bernoulli unit after each glimpse, fitted by REINFORCE to a trained
+ * model, that says whether to stop there.  After glimpse t (0-based) of T
+ * it reads the classifier's probabilities q at that step: the features are
+ * -log(1 - q_max) (how sure, at most 20), the margin q_max - q_second, the
+ * entropy of q over log(classes), and a one-hot of t (a bias per step); it
+ * stops with probability sigmoid(w . features).  Fitting maximises the
+ * expected reward [the label at the stop is right] - cost x (glimpses
+ * taken) over the given images, stopping at a step drawn from the unit
+ * (REINFORCE with ram_reinforce_bernoulli(); each decision's baseline is the
+ * reward of stopping there), so `cost` is the knob between error and
+ * glimpses: one more image right in 100 is worth 1 / (100 cost) glimpses.
+ * In evaluation an image stops at the first glimpse where the unit's
+ * probability passes 1/2.  The threshold rule of ram_model_classify_stop()
+ * is the special case w = (1, 0, 0, log(1 - P), ...) (strictly above P).
+ * The unit is kept in the model (and its file); it describes the weights it
+ * was fitted to, so a training step (ram_trainer_train_batch() and its
+ * forms) removes it.
+ * @{
+ */
+/** How ram_model_fit_stop() fits the unit. */
+typedef struct ram_stop_params {
+    size_t struct_size; /**< set by ram_stop_params_init() */
+    float cost;         /**< reward lost per glimpse taken, >= 0 (0.01) */
+    int epochs;         /**< passes over the images, more if needed for 1,000 updates (30) */
+    int batch;          /**< images per update (256) */
+    float lr;           /**< Adam's step size (0.05) */
+    uint64_t seed;      /**< seed of the sampled stops and the order (1) */
+} ram_stop_params;
+/** Fill `p` with the defaults above. */
+RAM_API void ram_stop_params_init_sized(ram_stop_params *p, size_t size);
+/** Fill the caller's ram_stop_params with defaults (passes its size). */
+#define ram_stop_params_init(p) ram_stop_params_init_sized((p), sizeof *(p))
+/** Number of the unit's weights for a model of `glimpses` glimpses
+ *  (3 + glimpses: the three confidence features, then one per step). */
+#define RAM_STOP_WEIGHTS(glimpses) (3 + (glimpses))
+
+/**
+ * The classifier's probabilities after every glimpse of n images (mean
+ * locations): probs, out, n x glimpses x classes floats (image i's step t
+ * at (i x glimpses + t) x classes); the last step's are what
+ * ram_model_classify() gives.  What ram_model_fit_stop() learns from.
+ * Errors: as ram_model_classify_stop() (a model of one object).
+ */
+RAM_API ram_status ram_model_step_probs(const ram_model *m, ram_state *st, const float *images,
+                                        int n, float *probs);
+/**
+ * Fit the model's stop unit to n images' per-step probabilities (from
+ * ram_model_step_probs(), n x glimpses x classes) and labels, replacing any
+ * unit it had.  Fit on training images and judge on others
+ * (ram_model_classify_stop_unit()).  Deterministic for a seed.  Errors:
+ * INVALID_ARGUMENT (NULL, n < 1, a label outside the classes, a cost < 0
+ * or not finite, epochs or batch < 1, lr <= 0, a model of several objects
+ * or of one glimpse), NUMERIC (a probability not finite or outside
+ * [0, 1]), OUT_OF_MEMORY; on failure the model is unchanged.
+ */
+RAM_API ram_status ram_model_fit_stop(ram_model *m, const float *probs, const int *labels, int n,
+                                      const ram_stop_params *sp);
+/** The model's stop unit: its weights (RAM_STOP_WEIGHTS(glimpses) floats
+ *  into `w`, which may be NULL) and the cost it was fitted with (`cost`,
+ *  may be NULL).  Errors: INVALID_ARGUMENT (NULL model, or a model without
+ *  a unit: the message says so). */
+RAM_API ram_status ram_model_stop_unit(const ram_model *m, float *w, float *cost);
+/** Give the model a stop unit of RAM_STOP_WEIGHTS(glimpses) weights `w`
+ *  (finite) and its cost (>= 0, for the record), or remove it (w NULL).
+ *  Errors: INVALID_ARGUMENT, and as ram_model_fit_stop() for the model. */
+RAM_API ram_status ram_model_set_stop_unit(ram_model *m, const float *w, float cost);
+/** As ram_model_classify_stop(), each image stopping where the model's stop
+ *  unit says (INVALID_ARGUMENT for a model without one). */
+RAM_API ram_status ram_model_classify_stop_unit(const ram_model *m, ram_state *st,
+                                                const float *images, int n, int *labels,
+                                                float *probs, int *steps);
+/** ram_model_classify_stop_unit() on 8-bit images (each byte b the value b / 255). */
+RAM_API ram_status ram_model_classify_stop_unit_u8(const ram_model *m, ram_state *st,
+                                                   const uint8_t *images, int n, int *labels,
+                                                   float *probs, int *steps);
+/** @} */
+
 /** The zoom factors of the glimpses of the last classify call on `st`
  *  (ram_model_classify(), _ex(), _seq() and their byte forms), for a model
  *  with zoom (ram_model_params.zoom_min): n x glimpses floats into

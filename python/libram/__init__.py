@@ -805,19 +805,24 @@ class Model(_Closeable):
         result.zooms = zooms
         return result
 
-    def classify_stop(self, images, threshold, n=None):
+    def classify_stop(self, images, threshold=None, n=None):
         """Stopping when sure (ram_model_classify_stop): each image takes
         glimpses (at the policy's mean locations) until the classifier's top
         probability reaches `threshold` (in [0, 1]) or the model's last
         glimpse, and is labelled there; finished images leave the work.
-        images and n as for classify().  Returns StopClassification(labels,
-        probs, steps): with NumPy, arrays of shapes (n,), (n, classes) and
-        (n,), steps[i] the glimpses image i took.  Choose the threshold on
+        threshold None: where the model's stop unit says instead
+        (ram_model_classify_stop_unit; fit_stop()).  images and n as for
+        classify().  Returns StopClassification(labels, probs, steps): with
+        NumPy, arrays of shapes (n,), (n, classes) and (n,), steps[i] the
+        glimpses image i took.  Choose the threshold (or the unit's cost) on
         validation images: how early a model can stop is its own."""
-        fns = (_capi.ram_model_classify_stop, _capi.ram_model_classify_stop_u8)
+        unit = threshold is None
+        fns = ((_capi.ram_model_classify_stop_unit, _capi.ram_model_classify_stop_unit_u8)
+               if unit else (_capi.ram_model_classify_stop, _capi.ram_model_classify_stop_u8))
         if fns[0] is None:
-            raise _invalid("%s (%s) has no ram_model_classify_stop" % (library_path,
-                                                                       library_version))
+            raise _invalid("%s (%s) has no %s" % (
+                library_path, library_version,
+                "ram_model_classify_stop_unit" if unit else "ram_model_classify_stop"))
         c, h, w = self.image_shape
         pixels = c * h * w
         buf, ptr, size, u8 = _pixels(images, "images", bytes_ok=fns[1] is not None)
@@ -845,10 +850,94 @@ class Model(_Closeable):
                 k = min(chunk, n - i) if n >= 1 else n
                 args = [_advance(p, i * step)
                         for p, step in zip((ptr,) + out, (pixels, 1, self.classes, 1))]
-                _check(fns[1 if u8 else 0](self._ptr, state, args[0], k, float(threshold),
-                                           *args[1:]))
+                rule = () if unit else (float(threshold),)
+                _check(fns[1 if u8 else 0](self._ptr, state, args[0], k, *rule, *args[1:]))
         del keep
         return StopClassification(labels, probs, steps)
+
+    def step_probs(self, images, n=None):
+        """The classifier's probabilities after every glimpse
+        (ram_model_step_probs; mean locations): with NumPy an array of
+        shape (n, glimpses, classes), else a flat array.  images and n as
+        for classify()."""
+        if _capi.ram_model_step_probs is None:
+            raise _invalid("%s (%s) has no ram_model_step_probs" % (library_path,
+                                                                    library_version))
+        c, h, w = self.image_shape
+        pixels = c * h * w
+        buf, ptr, size, _ = _pixels(images, "images", bytes_ok=False)
+        if n is None:
+            if size == 0 or size % pixels:
+                raise _invalid("%d floats are not a whole number of %d x %d x %d images"
+                               % (size, c, h, w))
+            n = size // pixels
+        n = _c_int(n, "n")
+        if n < 1 or size != n * pixels:
+            raise _invalid("n = %d images of %d x %d x %d need %d floats, got %d"
+                           % (n, c, h, w, n * pixels, size))
+        step = self.glimpses * self.classes
+        probs = _new_floats((n, self.glimpses, self.classes))
+        chunk = _c_int(self.classify_chunk, "classify_chunk")
+        out = _pointer(probs, ctypes.c_float)
+        with self._lock:
+            state = self._workspace(min(n, chunk))
+            for i in range(0, n, chunk):
+                _check(_capi.ram_model_step_probs(self._ptr, state, _advance(ptr, i * pixels),
+                                                  min(chunk, n - i), _advance(out, i * step)))
+        del buf
+        return probs
+
+    def fit_stop(self, images, labels, cost=0.01, epochs=30, batch=256, lr=0.05, seed=1):
+        """Fit the model's stop unit (ram_model_fit_stop): a Bernoulli unit
+        after each glimpse on the classifier's confidence, trained by
+        REINFORCE for the reward [right] - cost x glimpses on these images
+        (training images: judge it on others with classify_stop()).  Kept
+        with the model and saved with it; training the model removes it."""
+        if _capi.ram_model_fit_stop is None:
+            raise _invalid("%s (%s) has no ram_model_fit_stop" % (library_path,
+                                                                  library_version))
+        probs = self.step_probs(images)
+        lbuf, lptr, count = _ints(labels, "labels")
+        n = len(probs) if _np is not None else len(probs) // (self.glimpses * self.classes)
+        if count != n:
+            raise _invalid("%d labels for %d images" % (count, n))
+        p = _capi.StopParams()
+        _capi.ram_stop_params_init_sized(ctypes.byref(p), ctypes.sizeof(p))
+        p.cost, p.epochs, p.batch, p.lr, p.seed = cost, epochs, batch, lr, seed
+        with self._lock:
+            _check(_capi.ram_model_fit_stop(self._ptr, _pointer(probs, ctypes.c_float), lptr, n,
+                                            ctypes.byref(p)))
+        del lbuf
+
+    @property
+    def stop_unit(self):
+        """The model's stop unit as (weights, cost), or None: 3 + glimpses
+        weights (-log(1 - top probability), the top two's margin, the
+        entropy, then a bias per glimpse).  Set a (weights, cost) pair, or
+        None to remove it."""
+        if _capi.ram_model_stop_unit is None:
+            return None
+        w = _new_floats(3 + self.glimpses)
+        cost = ctypes.c_float()
+        if _capi.ram_model_stop_unit(self._ptr, _pointer(w, ctypes.c_float),
+                                     ctypes.byref(cost)) != 0:
+            return None
+        return w, cost.value
+
+    @stop_unit.setter
+    def stop_unit(self, value):
+        if _capi.ram_model_set_stop_unit is None:
+            raise _invalid("%s (%s) has no ram_model_set_stop_unit" % (library_path,
+                                                                       library_version))
+        if value is None:
+            _check(_capi.ram_model_set_stop_unit(self._ptr, None, 0.0))
+            return
+        weights, cost = value
+        buf, ptr, count = _floats(weights, "weights")
+        if count != 3 + self.glimpses:
+            raise _invalid("a stop unit of a model of %d glimpses has %d weights, not %d"
+                           % (self.glimpses, 3 + self.glimpses, count))
+        _check(_capi.ram_model_set_stop_unit(self._ptr, ptr, float(cost)))
 
     def _sampling_policy(self, source, seed):
         # classify_ex takes its RNG from a policy; a fresh one per call makes

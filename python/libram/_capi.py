@@ -341,5 +341,30 @@ ram_model_classify_stop = _optional_fn("ram_model_classify_stop", _STATUS, VOIDP
                                        _INT, ctypes.c_float, INTP, FLOATP, INTP)
 ram_model_classify_stop_u8 = _optional_fn("ram_model_classify_stop_u8", _STATUS, VOIDP, VOIDP,
                                           U8P, _INT, ctypes.c_float, INTP, FLOATP, INTP)
+# The learned stop unit (libram 0.2): None where the library predates it.
+class StopParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("cost", ctypes.c_float),
+        ("epochs", ctypes.c_int),
+        ("batch", ctypes.c_int),
+        ("lr", ctypes.c_float),
+        ("seed", ctypes.c_uint64),
+    ]
+
+
+ram_stop_params_init_sized = _optional_fn("ram_stop_params_init_sized", None,
+                                          ctypes.POINTER(StopParams), ctypes.c_size_t)
+ram_model_step_probs = _optional_fn("ram_model_step_probs", _STATUS, VOIDP, VOIDP, FLOATP, _INT,
+                                    FLOATP)
+ram_model_fit_stop = _optional_fn("ram_model_fit_stop", _STATUS, VOIDP, FLOATP, INTP, _INT,
+                                  ctypes.POINTER(StopParams))
+ram_model_stop_unit = _optional_fn("ram_model_stop_unit", _STATUS, VOIDP, FLOATP, FLOATP)
+ram_model_set_stop_unit = _optional_fn("ram_model_set_stop_unit", _STATUS, VOIDP, FLOATP,
+                                       ctypes.c_float)
+ram_model_classify_stop_unit = _optional_fn("ram_model_classify_stop_unit", _STATUS, VOIDP,
+                                            VOIDP, FLOATP, _INT, INTP, FLOATP, INTP)
+ram_model_classify_stop_unit_u8 = _optional_fn("ram_model_classify_stop_unit_u8", _STATUS,
+                                               VOIDP, VOIDP, U8P, _INT, INTP, FLOATP, INTP)
 # Zoom as an action (libram 0.2): None where the library predates it.
 ram_state_zooms = _optional_fn("ram_state_zooms", _STATUS, VOIDP, _INT, FLOATP)

@@ -780,7 +780,7 @@ static int epochs(run *r) {
         }
         if (end_epoch(r, &e, &s, t0)) return -1;
     }
-    if (r->h.rank == 0) {
+    if (r->h.rank == 0 && r->o->epochs > 0) {
         const long peak = file_peak_memory_kb();
         char mem[64] = "";
         if (peak > 0) snprintf(mem, sizeof mem, "; peak memory %.0f MB", peak / 1024.0);
@@ -791,6 +791,136 @@ static int epochs(run *r) {
                     r->o->out, mem);
     }
     return 0;
+}
+
+/* Image i of the validation images at hand (after fill_val(), or all of
+ * them) as floats into dst. */
+static void val_image(const run *r, int i, float *dst) {
+    if (!r->bytes) {
+        memcpy(dst, r->val_images + (size_t)i * r->pixels, sizeof(float) * r->pixels);
+        return;
+    }
+    for (int v = 0; v < r->pixels; v++)
+        dst[v] = (float)r->val_each[i][v] / 255.0f;
+}
+
+/* The kept model on the validation images, taking every glimpse and
+ * stopping where its unit says: printed, errors and mean glimpses. */
+static int judge_stop(run *r, const ram_model *m, ram_state *st, float *images, int chunk) {
+    const int val = r->o->val;
+    int *labels = alloc(r, sizeof(int) * chunk * 3), *got = labels + chunk, *steps = got + chunk;
+    if (!labels) return -1;
+    double wrong_all = 0, wrong = 0, glimpses = 0, seen = 0;
+    ram_model_params p;
+    ram_model_params_init(&p);
+    ram_model_get_params(m, &p);
+    for (int first = 0; first < val;) {
+        int n;
+        const int *truth;
+        if (r->val_chunk == val && r->val_loaded > 0) { /* all in memory */
+            n = r->val_loaded - first < chunk ? r->val_loaded - first : chunk;
+            truth = r->val_labels + first;
+            for (int i = 0; i < n; i++)
+                val_image(r, first + i, images + (size_t)i * r->pixels);
+            first = n > 0 ? first + n : val;
+        } else { /* made chunk by chunk */
+            const int want = val - first < chunk ? val - first : chunk;
+            const int step = want < r->val_chunk ? want : r->val_chunk;
+            n = fill_val(r, r->val_first + first, step, r->val_owned);
+            if (n < 0) break;
+            truth = r->val_owned;
+            for (int i = 0; i < n; i++)
+                val_image(r, i, images + (size_t)i * r->pixels);
+            first += step;
+        }
+        if (n <= 0) continue;
+        TRY(ram_model_classify(m, st, images, n, got, NULL, NULL));
+        for (int i = 0; i < n; i++)
+            wrong_all += got[i] != truth[i];
+        TRY(ram_model_classify_stop_unit(m, st, images, n, got, NULL, steps));
+        for (int i = 0; i < n; i++) {
+            wrong += got[i] != truth[i];
+            glimpses += steps[i];
+        }
+        seen += n;
+    }
+    free(labels);
+    if (seen < 1) return -1;
+    fprintf(stderr,
+            "stop unit on the %.0f validation images: %.2f%% error with %.2f glimpses on average, "
+            "against %.2f%% with all %d (%.0f%% fewer glimpses)\n",
+            seen, 100 * wrong / seen, glimpses / seen, 100 * wrong_all / seen, p.glimpses,
+            100 * (1 - glimpses / seen / p.glimpses));
+    return 0;
+}
+
+/* --stop-cost: a stop unit (ram_model_fit_stop()) fitted to the model kept
+ * in --out (with --epochs 0, --init's) on the training images as an
+ * evaluation sees them (epoch 1's placement, no --shift, --rotate, --zoom
+ * or --flip), judged on the validation images, and saved with the model in
+ * --out. */
+static int fit_stop(run *r) {
+    train_options *o = r->o;
+    ram_model *kept = NULL;
+    if (o->epochs > 0) {
+        if (r->st.best_val > 1.0) return 0; /* nothing kept (said) */
+        TRY(ram_model_load(o->out, &kept));
+    }
+    ram_model *m = kept ? kept : r->model;
+    ram_model_params p;
+    ram_model_params_init(&p);
+    ram_model_get_params(m, &p);
+    const int chunk = o->batch, T = p.glimpses, K = p.classes;
+    const int shift = o->shift, flip = o->flip;
+    const float rotate = o->rotate, zoom = o->zoom;
+    o->shift = o->flip = 0; /* the images as an evaluation sees them */
+    o->rotate = o->zoom = 0;
+    float *probs = alloc(r, sizeof(float) * r->n_train * T * K);
+    float *images = alloc(r, sizeof(float) * chunk * r->pixels);
+    int *labels = alloc(r, sizeof(int) * (r->n_train + chunk)), *slice = labels + r->n_train;
+    ram_state *st = NULL;
+    int rc = probs && images && labels ? 0 : -1;
+    ram_status s = rc ? RAM_OK : ram_state_create_threads(m, chunk, o->threads, &st);
+    const double t0 = clock_seconds();
+    int seen = 0;
+    for (int first = 0; !rc && !s && first < r->n_train; first += chunk) {
+        const int want = r->n_train - first < chunk ? r->n_train - first : chunk;
+        for (int i = 0; i < want; i++)
+            slice[i] = first + i;
+        loader_batch b = r->bytes ? r->own : (loader_batch){images, NULL, labels + seen};
+        const int n = fill_batch(r, slice, want, o->seed * 1000003u, &b);
+        if (n < 0) rc = -1;
+        for (int i = 0; r->bytes && i < n; i++) {
+            labels[seen + i] = b.labels[i];
+            for (int v = 0; v < r->pixels; v++)
+                images[(size_t)i * r->pixels + v] = (float)b.each[i][v] / 255.0f;
+        }
+        if (n > 0) s = ram_model_step_probs(m, st, images, n, probs + (size_t)seen * T * K);
+        seen += n > 0 ? n : 0;
+    }
+    ram_stop_params sp;
+    ram_stop_params_init(&sp);
+    sp.cost = o->stop_cost;
+    sp.seed = o->seed;
+    if (!rc && !s) s = ram_model_fit_stop(m, probs, labels, seen, &sp);
+    if (!rc && !s)
+        fprintf(stderr, "stop unit fitted at cost %g on %d training images (%.1f s)\n",
+                (double)o->stop_cost, seen, clock_seconds() - t0);
+    o->shift = shift, o->flip = flip, o->rotate = rotate, o->zoom = zoom;
+    if (!rc && !s && judge_stop(r, m, st, images, chunk)) rc = -1;
+    if (!rc && !s) s = ram_model_save(m, o->out);
+    if (s) {
+        fprintf(stderr, "%s: --stop-cost: %s: %s\n", r->prog, ram_status_string(s),
+                ram_last_error());
+        rc = -1;
+    }
+    if (!rc) fprintf(stderr, "model with its stop unit in %s\n", o->out);
+    ram_state_free(st);
+    ram_model_free(kept);
+    free(probs);
+    free(images);
+    free(labels);
+    return rc;
 }
 
 /* The clutter pieces --clutter leaves out of each image (0 without it). */
@@ -813,7 +943,8 @@ static int steps(run *r) {
     if (r->h.rank == 0) print_header(r);
     if (o->log && open_log(r)) return -1;
     if (alloc_batches(r)) return -1;
-    return epochs(r);
+    if (epochs(r)) return -1;
+    return o->stop_cost >= 0 && r->h.rank == 0 ? fit_stop(r) : 0;
 }
 
 int train_run(const tool_info *tool, train_options *o, const train_hooks *hooks) {

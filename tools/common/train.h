@@ -27,6 +27,7 @@ typedef struct train_options {
     int stream, prefetch, flip; /* --stream (FOLDER_STREAM), --prefetch, --flip */
     int clutter;                /* --clutter: pieces painted per image; -1: the set's all */
     const char *cache;          /* --cache: a folder for streamed sets' decoded images, or NULL */
+    float stop_cost;            /* --stop-cost: fit a stop unit after training; -1: none */
     double time_budget;
     uint64_t seed;
     ram_model_params mp;

@@ -86,7 +86,8 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--prefetch", OPT_INT, &o->prefetch, 1, 64, .meta = "N",
          .help = "streamed images and arrays: batches the loader thread makes ahead of the "
                  "trainer"},
-        {"--epochs", OPT_INT, &o->epochs, 1, COUNT, .meta = "N", .help = "epochs"},
+        {"--epochs", OPT_INT, &o->epochs, 0, COUNT, .meta = "N",
+         .help = "epochs (0 with --init and --stop-cost: only fit a stop unit to the model)"},
         {"--batch", OPT_INT, &o->batch, 1, 65536, .meta = "N", .help = "batch size"},
         {"--seed", OPT_LONG, &o->seed, 0, 18446744073709551615.0, .meta = "N",
          .help = "seed of initialisation, sampling and shuffling"},
@@ -233,6 +234,13 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--beta1", OPT_FLOAT, &tp->beta1, ANY, .meta = "F", .help = "Adam's first-moment decay"},
         {"--beta2", OPT_FLOAT, &tp->beta2, ANY, .meta = "F", .help = "Adam's second-moment decay"},
         {"--adam-eps", OPT_FLOAT, &tp->eps, ANY, .meta = "F", .help = "Adam's epsilon"},
+        {"--stop-cost", OPT_FLOAT, &o->stop_cost, 0, 1, .meta = "C", .section = "stopping",
+         .def = "none",
+         .help = "after training, fit a stop unit to the kept model (ram_model_fit_stop(): a "
+                 "Bernoulli unit after each glimpse, trained by REINFORCE with a reward of 1 for "
+                 "a right label less C per glimpse taken) on the training images, print its "
+                 "validation error and mean glimpses, and save it with the model in --out; "
+                 "ram-eval --stop-unit uses it.  With --init MODEL --epochs 0, only the fit"},
     };
     memcpy(t, opts, sizeof opts);
     return sizeof opts / sizeof *opts;
@@ -265,6 +273,9 @@ static int check(const tool_info *tool, const tool_opt *t, size_t n, train_optio
     if ((o->rotate > 0 || o->zoom > 0) && dataset_objects((dataset_kind)o->dataset) > 1)
         return opts_usage_error(tool, "--rotate and --zoom warp one digit: not for --dataset %s",
                                 dataset_name((dataset_kind)o->dataset));
+    if (o->epochs == 0 && !(o->init && o->stop_cost >= 0))
+        return opts_usage_error(tool, "--epochs 0 only fits a stop unit: it needs --init MODEL "
+                                      "and --stop-cost C");
     return TOOL_OK;
 }
 
@@ -280,6 +291,7 @@ int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) 
     o->decay_epochs = -1;
     o->prefetch = 2;
     o->clutter = -1;
+    o->stop_cost = -1;
     ram_model_params_init(&o->mp);
     ram_policy_params_init(&o->pp);
     ram_trainer_params_init(&o->tp);
