@@ -887,18 +887,26 @@ class Model(_Closeable):
         del buf
         return probs
 
-    def fit_stop(self, images, labels, cost=0.01, epochs=30, batch=256, lr=0.05, seed=1):
+    def fit_stop(self, images, labels, cost=0.01, epochs=30, batch=256, lr=0.05, seed=1,
+                 step_probs=None):
         """Fit the model's stop unit (ram_model_fit_stop): a Bernoulli unit
         after each glimpse on the classifier's confidence, trained by
         REINFORCE for the reward [right] - cost x glimpses on these images
         (training images: judge it on others with classify_stop()).  Kept
-        with the model and saved with it; training the model removes it."""
+        with the model and saved with it; training the model removes it.
+        step_probs: the images' step_probs() already made (images unused)."""
         if _capi.ram_model_fit_stop is None:
             raise _invalid("%s (%s) has no ram_model_fit_stop" % (library_path,
                                                                   library_version))
-        probs = self.step_probs(images)
+        if step_probs is None:
+            probs = self.step_probs(images)
+        else:
+            probs, _, _ = _floats(step_probs, "step_probs")
         lbuf, lptr, count = _ints(labels, "labels")
-        n = len(probs) if _np is not None else len(probs) // (self.glimpses * self.classes)
+        n, rest = divmod(len(probs.reshape(-1)) if _np is not None else len(probs),
+                         self.glimpses * self.classes)
+        if rest:
+            raise _invalid("step_probs: not a whole number of glimpses x classes")
         if count != n:
             raise _invalid("%d labels for %d images" % (count, n))
         p = _capi.StopParams()

@@ -185,7 +185,11 @@ class RAMClassifier(*_BASES):
     stop_threshold: None (every glimpse) or P in [0, 1]: predict and
     predict_proba stop each image at the first glimpse whose top class
     probability is at least P (Model.classify_stop); fitting and its
-    validation always take every glimpse.
+    validation always take every glimpse.  stop_cost: None, or C >= 0: after
+    fit(), a stop unit is fitted to the kept model on the training images
+    (Model.fit_stop: REINFORCE for the reward [right] - C x glimpses), and
+    predict and predict_proba stop each image where it says (not with
+    stop_threshold; X an array; partial_fit() removes the unit).
     verbose: progress per epoch (a tqdm bar when tqdm is importable, else a
     line per epoch on stdout).  seed: weights, policy sampling, data order
     and validation split; the same seed, data and threads give the same
@@ -202,7 +206,7 @@ class RAMClassifier(*_BASES):
                  nesterov=False, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=5.0,
                  weight_decay=0.0, average_decay=0.0, threads=1, batch_size=128, epochs=10,
                  validation_fraction=0.1, patience=None, data_format="auto", seed=1,
-                 verbose=0, stop_threshold=None, zoom_min=0.0, zoom_max=0.0):
+                 verbose=0, stop_threshold=None, zoom_min=0.0, zoom_max=0.0, stop_cost=None):
         self.glimpses = glimpses
         self.patch = patch
         self.depth = depth
@@ -251,6 +255,7 @@ class RAMClassifier(*_BASES):
         self.seed = seed
         self.verbose = verbose
         self.stop_threshold = stop_threshold
+        self.stop_cost = stop_cost
 
     def _more_tags(self):
         return {"X_types": ["3darray"], "requires_y": True}
@@ -278,6 +283,12 @@ class RAMClassifier(*_BASES):
         if self.data_format not in _FORMATS:
             raise ValueError("data_format must be one of %s, not %r"
                              % (", ".join(_FORMATS), self.data_format))
+        if self.stop_cost is not None:
+            c = self.stop_cost
+            if isinstance(c, bool) or not isinstance(c, (int, float, np.number)) or not c >= 0:
+                raise ValueError("stop_cost must be None or a number >= 0, not %r" % (c,))
+            if self.stop_threshold is not None:
+                raise ValueError("stop_threshold or stop_cost, not both")
         if not isinstance(self.sensor, str) or self.sensor not in _SENSORS:
             raise ValueError("sensor must be one of %s, not %r"
                              % (", ".join(_SENSORS), self.sensor))
@@ -565,6 +576,8 @@ class RAMClassifier(*_BASES):
         self._check_knobs()
         self._close()
         if isinstance(X, FolderStream):
+            if self.stop_cost is not None:
+                raise ValueError("stop_cost fits its unit on an array X, not a FolderStream")
             codes = self._start_stream(X, y, None)
             n = len(X.files)
         else:
@@ -647,6 +660,8 @@ class RAMClassifier(*_BASES):
                 self._train_mode()  # a checkpoint loads with the trained weights in
                 self._trainer.load_checkpoint(best_path)
                 self._eval_mode()
+            if self.stop_cost is not None:
+                self._fit_stop(X, layout, codes, train_index)
         except BaseException:
             self._close()
             raise
@@ -744,13 +759,27 @@ class RAMClassifier(*_BASES):
             out[i:i + len(images)] = self.model_.classify(images).probs
         return out
 
+    def _fit_stop(self, X, layout, codes, index):
+        """The stop unit on the training images (stop_cost)."""
+        g, k = self.model_.glimpses, self.model_.classes
+        probs = np.empty((len(index), g, k), dtype=np.float32)
+        for i in range(0, len(index), _CONVERT_CHUNK):
+            part = index[i:i + _CONVERT_CHUNK]
+            probs[i:i + len(part)] = self.model_.step_probs(self._floats(X, layout, part))
+        self.model_.fit_stop(None, codes[index], cost=float(self.stop_cost), seed=self.seed,
+                             step_probs=probs)
+
     def predict_proba(self, X):
         """(n, classes) probabilities, columns in classes_ order; with
-        stop_threshold, each image's at the glimpse it stopped at."""
+        stop_threshold or stop_cost, each image's at the glimpse it stopped
+        at."""
         self._check_fitted()
         X, layout = self._layout(X, fitted=True)
-        if self.stop_threshold is None:
+        if self.stop_threshold is None and self.stop_cost is None:
             return self._probs(X, layout)
+        if self.stop_cost is not None and self.model_.stop_unit is None:
+            raise ValueError("stop_cost: the model has no stop unit (fit() makes it; "
+                             "partial_fit() removes it)")
         out = np.empty((X.shape[0], len(self.classes_)), dtype=np.float64)
         for i in range(0, X.shape[0], _CONVERT_CHUNK):
             images = self._floats(X, layout, slice(i, i + _CONVERT_CHUNK))

@@ -649,3 +649,21 @@ def test_stop_threshold_predicts_with_fewer_glimpses(fitted, data):
     assert numpy.allclose(fitted.predict_proba(xt), fitted.model_.classify(
         images.reshape(len(xt), -1)).probs, atol=1e-6)
     assert fitted.get_params()["stop_threshold"] is None
+
+
+def test_stop_cost_fits_a_unit(data):
+    """stop_cost: fit() leaves a stop unit in the model, fitted on the
+    training images; predict_proba is Model.classify_stop's with it; a high
+    cost stops every image after one glimpse; refused with stop_threshold."""
+    (x, y), (xt, yt) = data
+    est = fit_tiny(x, y, stop_cost=0.5)
+    weights, cost = est.model_.stop_unit
+    assert cost == 0.5
+    images = xt.astype(numpy.float32).reshape(len(xt), -1)
+    out = est.model_.classify_stop(images)
+    assert (out.steps == 1).all()
+    assert numpy.allclose(est.predict_proba(xt), out.probs, atol=1e-6)
+    with pytest.raises(ValueError):
+        fit_tiny(x, y, stop_cost=0.01, stop_threshold=0.9)
+    with pytest.raises(ValueError):
+        fit_tiny(x, y, stop_cost=-1.0)
