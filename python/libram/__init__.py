@@ -742,18 +742,7 @@ class Model(_Closeable):
         # The _seq function has no byte form: bytes become the floats b / 255
         # (the same bits).
         buf, ptr, size, u8 = _pixels(images, "images", bytes_ok=not (seq and seq_fn))
-        if n is None:
-            if size == 0 or size % pixels:
-                raise _invalid("%d floats are not a whole number of %d x %d x %d images"
-                               % (size, c, h, w))
-            n = size // pixels
-        if isinstance(n, bool) or not isinstance(n, int):
-            if _np is None or not isinstance(n, _np.integer):
-                raise TypeError("n must be an int, not %s" % type(n).__name__)
-            n = int(n)
-        if n >= 1 and size != n * pixels:
-            raise _invalid("n = %d images of %d x %d x %d need %d floats, got %d"
-                           % (n, c, h, w, n * pixels, size))
+        n, _ = self._image_count(size, n)
         chunk = _c_int(self.classify_chunk, "classify_chunk")
         if not 1 <= chunk <= 2 ** 20:
             raise _invalid("classify_chunk = %d not in [1, 2^20]" % chunk)
@@ -805,6 +794,22 @@ class Model(_Closeable):
         result.zooms = zooms
         return result
 
+    def _image_count(self, size, n):
+        """(n, floats per image): n as given, or None for as many images
+        as `size` floats make, checked against `size`."""
+        c, h, w = self.image_shape
+        pixels = c * h * w
+        if n is None:
+            if size == 0 or size % pixels:
+                raise _invalid("%d floats are not a whole number of %d x %d x %d images"
+                               % (size, c, h, w))
+            n = size // pixels
+        n = _c_int(n, "n")
+        if n >= 1 and size != n * pixels:
+            raise _invalid("n = %d images of %d x %d x %d need %d floats, got %d"
+                           % (n, c, h, w, n * pixels, size))
+        return n, pixels
+
     def classify_stop(self, images, threshold=None, n=None):
         """Stopping when sure (ram_model_classify_stop): each image takes
         glimpses (at the policy's mean locations) until the classifier's top
@@ -823,18 +828,8 @@ class Model(_Closeable):
             raise _invalid("%s (%s) has no %s" % (
                 library_path, library_version,
                 "ram_model_classify_stop_unit" if unit else "ram_model_classify_stop"))
-        c, h, w = self.image_shape
-        pixels = c * h * w
         buf, ptr, size, u8 = _pixels(images, "images", bytes_ok=fns[1] is not None)
-        if n is None:
-            if size == 0 or size % pixels:
-                raise _invalid("%d floats are not a whole number of %d x %d x %d images"
-                               % (size, c, h, w))
-            n = size // pixels
-        n = _c_int(n, "n")
-        if n >= 1 and size != n * pixels:
-            raise _invalid("n = %d images of %d x %d x %d need %d floats, got %d"
-                           % (n, c, h, w, n * pixels, size))
+        n, pixels = self._image_count(size, n)
         chunk = _c_int(self.classify_chunk, "classify_chunk")
         count = max(n, 1)
         labels, steps = _new_ints(count), _new_ints(count)
@@ -863,18 +858,10 @@ class Model(_Closeable):
         if _capi.ram_model_step_probs is None:
             raise _invalid("%s (%s) has no ram_model_step_probs" % (library_path,
                                                                     library_version))
-        c, h, w = self.image_shape
-        pixels = c * h * w
         buf, ptr, size, _ = _pixels(images, "images", bytes_ok=False)
-        if n is None:
-            if size == 0 or size % pixels:
-                raise _invalid("%d floats are not a whole number of %d x %d x %d images"
-                               % (size, c, h, w))
-            n = size // pixels
-        n = _c_int(n, "n")
-        if n < 1 or size != n * pixels:
-            raise _invalid("n = %d images of %d x %d x %d need %d floats, got %d"
-                           % (n, c, h, w, n * pixels, size))
+        n, pixels = self._image_count(size, n)
+        if n < 1:
+            raise _invalid("n = %d: no images" % n)
         step = self.glimpses * self.classes
         probs = _new_floats((n, self.glimpses, self.classes))
         chunk = _c_int(self.classify_chunk, "classify_chunk")
