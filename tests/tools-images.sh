@@ -51,6 +51,16 @@ grep -q '"glimpses": 1, "locations": \[\[[^]]*\]\]}' "$tmp/stop.json" ||
     fail "ram-classify --stop-threshold 0.9"
 paste "$tmp/stop.txt" "$tmp/cls.txt" | awk -F'\t' '$4 < 1 || $4 > 3 || ($4 == 3 && $2 != $6) { bad = 1 }
     END { exit bad }' || fail "--stop-threshold 0.9: $(paste "$tmp/stop.txt" "$tmp/cls.txt")"
+# A stop unit fitted on the folder's images (8-bit, handed over as bytes):
+# at a high cost every image after one glimpse, in ram-eval and ram-classify.
+"$bin/ram-train" --data "$shapes" --init "$tmp/m.ram" --epochs 0 --stop-cost 0.5 --quiet \
+    --out "$tmp/unit.ram" 2>"$tmp/unit.txt" || fail "--stop-cost on a folder: $(cat "$tmp/unit.txt")"
+grep -q "^stop unit on the 12 validation images: .* with 1.00 glimpses" "$tmp/unit.txt" ||
+    fail "--stop-cost 0.5 on a folder: $(cat "$tmp/unit.txt")"
+"$bin/ram-classify" --model "$tmp/unit.ram" --stop-unit "$shapes"/test/*/0*.png >"$tmp/unit.tsv" ||
+    fail "ram-classify --stop-unit"
+awk -F'\t' '$4 != 1 { bad = 1 } END { exit bad }' "$tmp/unit.tsv" ||
+    fail "--stop-unit: $(cat "$tmp/unit.tsv")"
 
 # --init on a folder: at learning rate 0 the model written is the model
 # itself, class names and fit rule included (the fit rule comes from it).

@@ -877,9 +877,12 @@ static int fit_stop(run *r) {
     o->rotate = o->zoom = 0;
     float *probs = alloc(r, sizeof(float) * r->n_train * T * K);
     float *images = alloc(r, sizeof(float) * chunk * r->pixels);
-    int *labels = alloc(r, sizeof(int) * (r->n_train + chunk)), *slice = labels + r->n_train;
+    int *labels = alloc(r, sizeof(int) * (r->n_train + 2 * chunk)), *slice = labels + r->n_train;
+    /* bytes: room for the images not kept as they are, and where each is */
+    unsigned char *room = r->bytes ? alloc(r, (size_t)chunk * r->pixels) : NULL;
+    const unsigned char **each = r->bytes ? alloc(r, sizeof *each * chunk) : NULL;
     ram_state *st = NULL;
-    int rc = probs && images && labels ? 0 : -1;
+    int rc = probs && images && labels && (!r->bytes || (room && each)) ? 0 : -1;
     ram_status s = rc ? RAM_OK : ram_state_create_threads(m, chunk, o->threads, &st);
     const double t0 = clock_seconds();
     int seen = 0;
@@ -887,7 +890,8 @@ static int fit_stop(run *r) {
         const int want = r->n_train - first < chunk ? r->n_train - first : chunk;
         for (int i = 0; i < want; i++)
             slice[i] = first + i;
-        loader_batch b = r->bytes ? r->own : (loader_batch){images, NULL, labels + seen};
+        loader_batch b = r->bytes ? (loader_batch){room, each, slice + chunk}
+                                  : (loader_batch){images, NULL, labels + seen};
         const int n = fill_batch(r, slice, want, o->seed * 1000003u, &b);
         if (n < 0) rc = -1;
         for (int i = 0; r->bytes && i < n; i++) {
@@ -920,6 +924,8 @@ static int fit_stop(run *r) {
     free(probs);
     free(images);
     free(labels);
+    free(room);
+    free(each);
     return rc;
 }
 

@@ -273,6 +273,11 @@ static int check(const tool_info *tool, const tool_opt *t, size_t n, train_optio
     if ((o->rotate > 0 || o->zoom > 0) && dataset_objects((dataset_kind)o->dataset) > 1)
         return opts_usage_error(tool, "--rotate and --zoom warp one digit: not for --dataset %s",
                                 dataset_name((dataset_kind)o->dataset));
+    if (o->stop_cost >= 0 && o->mp.objects > 1)
+        return opts_usage_error(tool,
+                                "--stop-cost: a stop unit is for one label per image, not "
+                                "--objects %d",
+                                o->mp.objects);
     if (o->epochs == 0 && !(o->init && o->stop_cost >= 0))
         return opts_usage_error(tool, "--epochs 0 only fits a stop unit: it needs --init MODEL "
                                       "and --stop-cost C");
