@@ -53,7 +53,13 @@ static struct {
     const char *model; /* --model: trained weights for inference, or NULL */
     const char *data;  /* --data: MNIST IDX directory for 28x28 images, or NULL */
     double stop;       /* --stop-threshold: the stopping rows' threshold */
-} opt = {5, 1, 0, 0, 2, 0.5, NULL, 0, NULL, NULL, NULL, 0.98};
+    int stop_unit;     /* --stop-unit: the stopping rows by the model's unit, where it has one */
+} opt = {5, 1, 0, 0, 2, 0.5, NULL, 0, NULL, NULL, NULL, 0.98, 0};
+
+/* Whether the stopping rows of model m use its stop unit. */
+static int by_unit(const ram_model *m) {
+    return opt.stop_unit && ram_model_stop_unit(m, NULL, NULL) == RAM_OK;
+}
 
 /* Text goes to stdout unless --json, where stdout carries one JSON document. */
 static void say(const char *fmt, ...) {
@@ -293,7 +299,10 @@ static void *infer_thread_main(void *arg) {
     infer_thread *it = arg;
     for (long i = 0; i < it->iters; i++) {
         const float *x = it->batch == 1 ? it->x + (size_t)(i % it->pool) * it->image : it->x;
-        if (it->stop >= 0)
+        if (it->stop >= 0 && by_unit(it->m))
+            CHECK(
+                ram_model_classify_stop_unit(it->m, it->st, x, it->batch, it->labels, NULL, NULL));
+        else if (it->stop >= 0)
             CHECK(ram_model_classify_stop(it->m, it->st, x, it->batch, it->stop, it->labels, NULL,
                                           NULL));
         else
@@ -359,7 +368,10 @@ static double mean_glimpses(const ram_model *m, const float *x, int pool, float 
     ram_state *st;
     int *steps = xmalloc(sizeof(int) * pool);
     CHECK(ram_state_create(m, pool, &st));
-    CHECK(ram_model_classify_stop(m, st, x, pool, stop, NULL, NULL, steps));
+    if (by_unit(m))
+        CHECK(ram_model_classify_stop_unit(m, st, x, pool, NULL, NULL, steps));
+    else
+        CHECK(ram_model_classify_stop(m, st, x, pool, stop, NULL, NULL, steps));
     long total = 0;
     for (int i = 0; i < pool; i++)
         total += steps[i];
@@ -619,15 +631,20 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     ROW("infer, b256, state/thread", infer256_states, "samples/s");
     const double stop_glimpses = mean_glimpses(m, x, POOL, (float)opt.stop);
     char stop_label[2][40];
-    snprintf(stop_label[0], sizeof stop_label[0], "infer, b1, stop at %g", opt.stop);
-    snprintf(stop_label[1], sizeof stop_label[1], "infer, b256, stop at %g", opt.stop);
+    if (by_unit(m)) {
+        snprintf(stop_label[0], sizeof stop_label[0], "infer, b1, stop unit");
+        snprintf(stop_label[1], sizeof stop_label[1], "infer, b256, stop unit");
+    } else {
+        snprintf(stop_label[0], sizeof stop_label[0], "infer, b1, stop at %g", opt.stop);
+        snprintf(stop_label[1], sizeof stop_label[1], "infer, b256, stop at %g", opt.stop);
+    }
     ROW(stop_label[0], infer1_stop, "samples/s");
     say("   %-26s %22.1f %22.1f %10s  us/image\n", "infer, b1 stop latency",
         1e6 / lr[0].infer1_stop.median, opt.max_threads > 1 ? 1e6 / lr[1].infer1_stop.median : 0.0,
         "");
     ROW(stop_label[1], infer256_stop, "samples/s");
-    say("   %-26s %.2f of %d glimpses per image on average (ram_model_classify_stop)\n", "stopping",
-        stop_glimpses, p.glimpses);
+    say("   %-26s %.2f of %d glimpses per image on average (%s)\n", "stopping", stop_glimpses,
+        p.glimpses, by_unit(m) ? "ram_model_classify_stop_unit" : "ram_model_classify_stop");
     say("   %-26s %22.0f MB (the whole configuration, inputs included)\n", "peak RSS", rss);
 
     /* The limit: FLOPs at large-square sgemm speed with as many BLAS threads. */
@@ -677,10 +694,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     if (opt.json) {
         printf("%s{\"config\": \"%s\", \"what\": \"%s\", \"images\": \"%s\", "
                "\"inference_weights\": \"%s\", \"train_mflop\": %.4f, \"infer_mflop\": "
-               "%.4f, \"peak_rss_mb\": %.1f, \"stop_threshold\": %g, \"stop_mean_glimpses\": "
-               "%.4f, \"threads\": [",
+               "%.4f, \"peak_rss_mb\": %.1f, \"stop_threshold\": %g, \"stop_unit\": %s, "
+               "\"stop_mean_glimpses\": %.4f, \"threads\": [",
                first ? "" : ", ", c->name, c->what, images, weights, f.train * 1e-6, f.infer * 1e-6,
-               rss, opt.stop, stop_glimpses);
+               rss, opt.stop, by_unit(m) ? "true" : "false", stop_glimpses);
         for (int t = 0; t < opt.max_threads; t++) {
             double lim = peak[t].median * 1e9 / f.train;
             printf("%s{\"threads\": %d, \"libram\": {", t ? ", " : "", t + 1);
@@ -941,6 +958,7 @@ static void usage(FILE *to, int status) {
                 "                 [--config mnist|translated60|cluttered100|image512]\n"
                 "                 [--threads 1|2] [--peer CMD | --no-peer] [--peer-as-is]\n"
                 "                 [--no-scaling] [--model FILE] [--data DIR] [--stop-threshold P]\n"
+                "                 [--stop-unit]\n"
                 "  --peer CMD   the PyTorch peer (default: python3 bench/torch_ram.py next to the\n"
                 "               source, if python3 can import torch)\n"
                 "  --peer-as-is run the peer once, in this environment, instead of trying each\n"
@@ -955,7 +973,10 @@ static void usage(FILE *to, int status) {
                 "               after which its top class has probability P or more\n"
                 "               (ram_model_classify_stop; default 0.98, the threshold\n"
                 "               bench/stop_curve.py chooses on validation for\n"
-                "               models/mnist-6glimpses.ram)\n");
+                "               models/mnist-6glimpses.ram)\n"
+                "  --stop-unit  the stopping rows by the stop unit of the --model\n"
+                "               (ram_model_classify_stop_unit; e.g.\n"
+                "               models/mnist-6glimpses-stop.ram), the threshold elsewhere\n");
     exit(status);
 }
 
@@ -996,7 +1017,9 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "ram-bench: --stop-threshold %s: a number in [0, 1]\n", argv[i]);
                 return 2;
             }
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+        } else if (!strcmp(a, "--stop-unit"))
+            opt.stop_unit = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             usage(stdout, 0);
         else
             usage(stderr, 2);
