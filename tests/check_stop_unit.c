@@ -333,6 +333,68 @@ START_TEST(the_unit_in_the_file_and_after_training) {
 }
 END_TEST
 
+/* A model file whose STOP chunk says `count` weights of `w` (n floats)
+ * and `cost`, written to path. */
+static void write_with_stop(const ram_model *m, const char *path, float cost, uint32_t count,
+                            const float *w, int n) {
+    ram_buf b = {0}, c = {0};
+    ram_file_begin(&b);
+    ram_model_serialize(m, &b);
+    ram_buf_f32(&c, cost);
+    ram_buf_u32(&c, count);
+    ram_buf_floats(&c, w, (size_t)n);
+    ram_file_chunk(&b, RAM_TAG('S', 'T', 'O', 'P'), &c);
+    free(c.data);
+    ck_assert_int_eq(ram_file_finish_and_write(&b, path), RAM_OK);
+}
+
+/* Hostile STOP chunks: a count that is not 3 + glimpses, a short chunk,
+ * bytes after the weights, a NaN weight, a negative cost: FORMAT, with a
+ * message, never a unit of the wrong size. */
+START_TEST(bad_stop_chunks) {
+    ram_model_params p;
+    params(&p, T);
+    ram_model *m, *back = NULL;
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
+    char path[] = "/tmp/check_stop_unit_XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    float w[RAM_STOP_WEIGHTS(T) + 1] = {1, 0, 0, -2, -2, -2, -2, 5};
+    const int d = RAM_STOP_WEIGHTS(T);
+    write_with_stop(m, path, 0.01f, (uint32_t)d, w, d); /* the good one */
+    ck_assert_int_eq(ram_model_load(path, &back), RAM_OK);
+    ck_assert_int_eq(ram_model_stop_unit(back, NULL, NULL), RAM_OK);
+    ram_model_free(back);
+    const struct {
+        float cost;
+        uint32_t count;
+        int n;
+        float nan_at;
+    } bad[] = {{0.01f, (uint32_t)d + 1, d + 1, -1},
+               {0.01f, (uint32_t)d - 1, d - 1, -1},
+               {0.01f, (uint32_t)d, d - 1, -1},
+               {0.01f, (uint32_t)d, d + 1, -1},
+               {0.01f, 1u << 30, d, -1},
+               {0.01f, (uint32_t)d, d, 2},
+               {-1.0f, (uint32_t)d, d, -1},
+               {NAN, (uint32_t)d, d, -1}};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        float v[RAM_STOP_WEIGHTS(T) + 1];
+        memcpy(v, w, sizeof v);
+        if (bad[k].nan_at >= 0) v[(int)bad[k].nan_at] = NAN;
+        write_with_stop(m, path, bad[k].cost, bad[k].count, v, bad[k].n);
+        back = NULL;
+        ck_assert_msg(ram_model_load(path, &back) == RAM_ERR_FORMAT, "case %zu loaded", k);
+        ck_assert_ptr_null(back);
+        const char *e = ram_last_error();
+        ck_assert_msg(strstr(e, "STOP") || strstr(e, "stop unit"), "case %zu: %s", k, e);
+    }
+    unlink(path);
+    ram_model_free(m);
+}
+END_TEST
+
 START_TEST(refusals) {
     ram_model_params p;
     params(&p, T);
@@ -406,6 +468,7 @@ int main(void) {
     tcase_add_test(tc, reinforce_gradient_is_the_exact_one);
     tcase_add_test(tc, fit_finds_the_best_policy);
     tcase_add_test(tc, the_unit_in_the_file_and_after_training);
+    tcase_add_test(tc, bad_stop_chunks);
     tcase_add_test(tc, refusals);
     suite_add_tcase(s, tc);
     return run_suite(s);
