@@ -834,10 +834,15 @@ static int judge_stop(run *r, const ram_model *m, ram_state *st, float *images, 
             first += step;
         }
         if (n <= 0) continue;
-        TRY(ram_model_classify(m, st, images, n, got, NULL, NULL));
-        for (int i = 0; i < n; i++)
+        ram_status s = ram_model_classify(m, st, images, n, got, NULL, NULL);
+        for (int i = 0; !s && i < n; i++)
             wrong_all += got[i] != truth[i];
-        TRY(ram_model_classify_stop_unit(m, st, images, n, got, NULL, steps));
+        if (!s) s = ram_model_classify_stop_unit(m, st, images, n, got, NULL, steps);
+        if (s) {
+            fprintf(stderr, "%s: %s: %s\n", r->prog, ram_status_string(s), ram_last_error());
+            seen = 0;
+            break;
+        }
         for (int i = 0; i < n; i++) {
             wrong += got[i] != truth[i];
             glimpses += steps[i];
