@@ -548,8 +548,10 @@ RAM_API ram_status ram_model_step_probs(const ram_model *m, ram_state *st, const
 /**
  * Fit the model's stop unit to n images' per-step probabilities (from
  * ram_model_step_probs(), n x glimpses x classes) and labels, replacing any
- * unit it had.  Fit on training images and judge on others
- * (ram_model_classify_stop_unit()).  Deterministic for a seed.  Errors:
+ * unit it had; sp NULL for the defaults.  The fit starts from the threshold
+ * rule at 0.9 (a soft one) and runs Adam.  Fit on training images and
+ * judge on others (ram_model_classify_stop_unit()).  Deterministic for a
+ * seed.  Errors:
  * INVALID_ARGUMENT (NULL, n < 1, a label outside the classes, a cost < 0
  * or not finite, epochs or batch < 1, lr <= 0, a model of several objects
  * or of one glimpse), NUMERIC (a probability not finite or outside
