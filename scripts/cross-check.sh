@@ -134,7 +134,7 @@ single=(check_error check_rng check_glimpse check_layers check_kernels check_ser
     check_byteorder check_byteorder_mutant check_reinforce check_badinput check_fit
     check_soft_glimpse)
 threaded=(check_api check_model check_precision check_team check_threads check_trainer check_oom
-    check_datasets check_soft_model check_dram check_bytes check_stop)
+    check_datasets check_soft_model check_dram check_bytes check_stop check_stop_unit)
 # A new test program must be put in one of the lists, not be skipped unseen.
 for exe in "$build"/tests/check_*; do
     t="$(basename "$exe")"
