@@ -295,7 +295,7 @@ START_TEST(the_unit_in_the_file_and_after_training) {
     params(&p, T);
     ram_model *m, *back;
     ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
-    char path[] = "/tmp/check_stop_unit_XXXXXX";
+    char path[] = "stop-unit-XXXXXX";
     const int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
@@ -356,7 +356,7 @@ START_TEST(bad_stop_chunks) {
     params(&p, T);
     ram_model *m, *back = NULL;
     ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
-    char path[] = "/tmp/check_stop_unit_XXXXXX";
+    char path[] = "stop-unit-XXXXXX";
     const int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
