@@ -430,7 +430,7 @@ RAM_API size_t ram_model_param_count(const ram_model *m);
  *  max_batch x (the widest of those layers' inputs + the widest output)
  *  floats for the images gathered for the matrix product (max_batch x 512
  *  for the MNIST model); only on processors whose kernels skip zeros
- *  (x86-64 with AVX2 and FMA).
+ *  (every kernel set but "portable": ram_kernels_name()).
  *
  *  Errors: INVALID_ARGUMENT (NULL m or out, max_batch not in [1, 2^20]),
  *  OUT_OF_MEMORY. */
@@ -745,7 +745,8 @@ typedef struct ram_trainer_params {
     size_t struct_size;      /**< set by ram_trainer_params_init() */
     ram_optimizer optimizer; /**< (ADAM) */
     float lr;                /**< initial learning rate (1e-3) */
-    float lr_final;          /**< learning rate reached after decay_steps (= lr) */
+    float lr_final;          /**< learning rate reached after decay_steps (1e-3, the
+                                  default lr: set both when decaying) */
     long decay_steps;        /**< linear decay from lr to lr_final over this many
                                   train_batch calls; 0 = constant lr (0) */
     float momentum;          /**< SGD momentum (0.9) */
@@ -1084,11 +1085,14 @@ RAM_API const char *ram_blas_coretype(void);
 
 /** Which set of libram's own kernels (the few-row and zero-skipping layer
  *  products) this process runs, chosen once from what the processor has
- *  (static string): "avx2+fma" (x86-64 with AVX2, FMA, F16C and POPCNT),
- *  "neon" (AArch64) or "portable" (plain C, every other processor).  Only
- *  "portable" lacks the kernels that skip a ReLU's zeros.  Results differ
- *  between sets by float rounding (a vector set fuses its multiply-adds);
- *  "avx2+fma" and "neon" sum in the same order.  New names may appear. */
+ *  (static string): "avx512" (x86-64 with AVX-512 F, BW and VL besides
+ *  the next set's), "avx2+fma" (x86-64 with AVX2, FMA, F16C and POPCNT),
+ *  "neon" (AArch64) or "portable" (plain C, every other processor); the
+ *  environment variable RAM_KERNELS names a set to use instead, if the
+ *  processor can run it.  Only "portable" lacks the kernels that skip a
+ *  ReLU's zeros.  Results differ between sets by float rounding (a vector
+ *  set fuses its multiply-adds); the vector sets sum in the same order.
+ *  New names may appear. */
 RAM_API const char *ram_kernels_name(void);
 
 /* ---- REINFORCE building blocks ---------------------------------------------- */

@@ -72,7 +72,7 @@ library_version = _capi.ram_version_string().decode("ascii")
 GLIMPSE_FORMS = {"additive": 0, "concat": 1, "mul": 2}  # mul: DRAM's multiplicative form
 CORE_TYPES = {"rnn": 0, "lstm": 1}
 LOC_BOUNDS = {"hardtanh": 0, "tanh": 1}
-SENSORS = {"hard": 0, "soft": 1}  # ram_sensor: average pooling, or bilinear sampling
+SENSORS = {"hard": 0, "soft": 1}  # ram_sensor: average pooling, or exact cell averages
 LOC_SOURCES = {"mean": 0, "sampled": 1, "random": 2, "center": 3}
 # ram_fit: how images of another size are fitted to a model's canvas.
 FIT_RULES = {"pad": 0, "resize": 1, "letterbox": 2, "crop": 3}
@@ -485,7 +485,7 @@ class Model(_Closeable):
         core_layers=2 and upper_core (a two-layer core), context=S (the
         context network on the image pooled to S x S), objects and
         emit_every (several labels per image); sensor="soft" is the
-        bilinear, differentiable retina."""
+        retina of exact cell averages, differentiable in the location."""
         p = _capi.defaults(_capi.ModelParams)
         glimpse = dict(params.pop("glimpse", None) or {})
         for name in _GLIMPSE_FIELDS:
@@ -951,9 +951,9 @@ class Model(_Closeable):
 class Glimpse(_Closeable):
     """The retina (ram_glimpse): `depth` square patches of patch x patch
     pixels around a location, each `scale` times wider than the previous
-    and average-pooled to patch x patch (sensor "hard"), or sampled
-    bilinearly on a patch x patch grid (sensor "soft", differentiable in
-    the location: backward_location())."""
+    and average-pooled to patch x patch (sensor "hard"), or centred exactly
+    on the location and averaged exactly over patch x patch cells (sensor
+    "soft", differentiable in the location: backward_location())."""
 
     _what = "glimpse sensor"
 

@@ -157,8 +157,8 @@ class RAMClassifier(*_BASES):
     objects in any colour on any background), hard sensor only; zoom_min and
     zoom_max (0 and 0: none; 1/64 <= A < B <= 16: the policy also chooses each
     glimpse's zoom factor in [A, B]).  sensor: "hard" (average
-    pooling, locations trained by REINFORCE), "soft" (bilinear sampling,
-    locations trained by backpropagation through it) or "hybrid" (the soft
+    pooling, locations trained by REINFORCE), "soft" (exact cell averages,
+    locations trained by backpropagation through them) or "hybrid" (the soft
     sensor, sampled locations, REINFORCE plus the backpropagated term), as
     ram-train --sensor.  The image shape and the class count come from the
     data; `seed` seeds the weights.
