@@ -420,4 +420,28 @@ grep -q "truncated" "$tmp/err.txt" || fail "no clear message for a truncated mod
 if [ -x "$bin/hello" ]; then
     "$bin/hello" "$tmp/m.ram" "$tmp/data/t10k-images-idx3-ubyte" 3 | grep -q "class" || fail "hello"
 fi
+
+# The cluttered60 recipe: both legs, one epoch each, on the tiny set; the
+# second leg starts from the first's model. Run again, it has nothing to do;
+# with the second leg's checkpoint back in place, it resumes that leg.
+recipe="$(dirname "${BASH_SOURCE[0]}")/../scripts/train-cluttered60.sh"
+c60=("$recipe" --ram-train "$bin/ram-train" --first-epochs 1 --epochs 1 --threads 1
+     "$tmp/data" "$tmp/c60" -- --val 100 --quiet)
+"${c60[@]}" >"$tmp/c60.txt" 2>&1 || fail "train-cluttered60.sh: $(cat "$tmp/c60.txt")"
+[ -s "$tmp/c60/first-leg.ram" ] && [ -s "$tmp/c60/cluttered60.ram" ] &&
+    [ ! -e "$tmp/c60/cluttered60.ram.ckpt" ] || fail "train-cluttered60.sh: models not as expected"
+grep -q "starting from the weights of $tmp/c60/first-leg.ram" "$tmp/c60/cluttered60.log" ||
+    fail "the second leg did not start from the first"
+grep -q "0 of 4 clutter pieces" "$tmp/c60/first-leg.log" || fail "the first leg had clutter"
+"${c60[@]}" >"$tmp/c60.txt" 2>&1 || fail "train-cluttered60.sh again: $(cat "$tmp/c60.txt")"
+[ "$(grep -c "leg done" "$tmp/c60.txt")" -eq 2 ] || fail "a finished leg ran again: $(cat "$tmp/c60.txt")"
+"$bin/ram-train" --data "$tmp/data" --dataset cluttered60 --batch 64 --threads 1 --weight-decay 0.01 \
+    --average 0.9998 --val 100 --quiet --init "$tmp/c60/first-leg.ram" --epochs 1 --lr 5e-4 \
+    --lr-final 2e-6 --reinforce-core --seed 2 --out "$tmp/c60/cluttered60.ram" \
+    --log "$tmp/c60/cluttered60.csv" 2>/dev/null || fail "the second leg by hand"
+c60[6]=2 # the second leg's --epochs
+"${c60[@]}" >"$tmp/c60.txt" 2>&1 || fail "train-cluttered60.sh resuming: $(cat "$tmp/c60.txt")"
+grep -q "resumed from $tmp/c60/cluttered60.ram.ckpt: 1 epochs done" "$tmp/c60.txt" ||
+    fail "the second leg did not resume: $(cat "$tmp/c60.txt")"
+[ ! -e "$tmp/c60/cluttered60.ram.ckpt" ] || fail "the finished leg's checkpoint was kept"
 echo "tools-smoke: ok"
