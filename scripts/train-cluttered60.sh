@@ -10,7 +10,7 @@
 #   --first-epochs N    epochs of the first leg (default: 80)
 #   --epochs N          epochs of the second leg (default: 640)
 #   --budget SEC        stop the second leg after SEC seconds of training
-#                       (default: none)
+#                       (counted afresh when a leg resumes) (default: none)
 #   --threads N         worker threads (default: 2)
 #   --seed N            seed of the first leg; the second takes N + 1
 #                       (default: 1)
