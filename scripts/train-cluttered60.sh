@@ -77,14 +77,12 @@ run_leg() {
         echo "train-cluttered60: $out/$name.ram exists, leg done"
         return
     fi
-    local start=$SECONDS
+    local start=$SECONDS resume=() append=()
     if [ -f "$out/$name.ram.ckpt" ]; then
-        "$ram_train" "${common[@]}" --resume "$out/$name.ram.ckpt" "$@" \
-            --out "$out/$name.ram" --log "$out/$name.csv" 2>&1 | tee -a "$out/$name.log"
-    else
-        "$ram_train" "${common[@]}" "$@" \
-            --out "$out/$name.ram" --log "$out/$name.csv" 2>&1 | tee "$out/$name.log"
+        resume=(--resume "$out/$name.ram.ckpt") append=(-a)
     fi
+    "$ram_train" "${common[@]}" ${resume[@]+"${resume[@]}"} "$@" \
+        --out "$out/$name.ram" --log "$out/$name.csv" 2>&1 | tee ${append[@]+"${append[@]}"} "$out/$name.log"
     # The checkpoint goes once the leg has ended: its model is final.
     rm -f "$out/$name.ram.ckpt"
     echo "train-cluttered60: leg $name took $((SECONDS - start)) s"
