@@ -99,12 +99,14 @@ for f in "${files[@]}"; do
             has_last = "val_error_last" in col
             next
         }
+        # An empty validation column: a run without validation (--val 0).
         NF == ncol && $col["epoch"] ~ /^[0-9]+$/ &&
-        $col["train_error"] ~ /^[0-9.eE+-]+$/ && $col["val_error"] ~ /^[0-9.eE+-]+$/ {
+        $col["train_error"] ~ /^[0-9.eE+-]+$/ && $col["val_error"] ~ /^[0-9.eE+-]*$/ {
             e = $col["epoch"] + 0
             x = xaxis == "hours" ? $col["seconds"] / 3600 : e
-            row[e] = x " " 100 * $col["train_error"] " " 100 * $col["val_error"] " " e " " \
-                (has_last ? 100 * $col["val_error_last"] : "NaN")
+            v = $col["val_error"] == "" ? "NaN" : 100 * $col["val_error"]
+            l = has_last && $col["val_error_last"] != "" ? 100 * $col["val_error_last"] : "NaN"
+            row[e] = x " " 100 * $col["train_error"] " " v " " e " " l
             if (e > last) last = e
         }
         # A run resumed from a checkpoint may log an epoch twice: keep the
@@ -114,16 +116,21 @@ for f in "${files[@]}"; do
     [ -s "$data" ] || die "$f has no complete epoch yet"
     # Best validation error and its epoch, for the legend.
     # (awk reads all of sort's output: `head -n 1` would SIGPIPE it, fatal under pipefail)
-    best="$(sort -g -k3,3 -s "$data" | awk 'NR == 1 {printf "best %.2f%% at epoch %d", $3, $4}')"
+    best="$(awk '$3 != "NaN"' "$data" | sort -g -k3,3 -s |
+        awk 'NR == 1 {printf "best %.2f%% at epoch %d", $3, $4} END {if (!NR) printf "no validation"}')"
     name="$(basename -- "$f" .csv)"
     averaged=""
     if awk '$5 != "NaN" { found = 1; exit } END { exit !found }' "$data"; then
         averaged=", weight average"
     fi
     plots+=("$(gp_quote "$data") using 1:2 with lines dashtype 2 linewidth 1.5 linecolor $i \
-title $(gp_quote "$name train"), \
-$(gp_quote "$data") using 1:3 with lines linewidth 2 linecolor $i \
+title $(gp_quote "$name train")")
+    if [ "$best" = "no validation" ]; then # --val 0: its training error alone
+        plots[-1]="${plots[-1]% title *} title $(gp_quote "$name train (no validation)")"
+    else
+        plots+=("$(gp_quote "$data") using 1:3 with lines linewidth 2 linecolor $i \
 title $(gp_quote "$name validation$averaged ($best)")")
+    fi
     if [ -n "$averaged" ]; then
         plots+=("$(gp_quote "$data") using 1:5 with lines dashtype 3 linewidth 1 linecolor $i \
 title $(gp_quote "$name validation, last weights")")

@@ -81,6 +81,27 @@ if "${train[@]}" --epochs 1 --average 1 --out "$tmp/b.ram" 2>"$tmp/avg.txt"; the
     fail "--average 1 was accepted"
 fi
 
+# --val 0: every training image trained on, and --out rewritten each epoch
+# with the last epoch's model (the average's): two epochs differ from one, and
+# equal one epoch resumed for a second, byte for byte; the log's validation
+# columns stay empty.
+noval=("$bin/ram-train" --data "$tmp/data" --val 0 --batch 32 --threads 2 --quiet --glimpses 3
+       --hidden 32 --glimpse-out 32 --glimpse-hidden 16 --loc-hidden 16 --average 0.9)
+"${noval[@]}" --epochs 1 --out "$tmp/v1.ram" --log "$tmp/v1.csv" 2>"$tmp/v0.txt" ||
+    fail "ram-train --val 0: $(cat "$tmp/v0.txt")"
+grep -q "300 train / 0 validation" "$tmp/v0.txt" || fail "--val 0: not all 300 images: $(cat "$tmp/v0.txt")"
+grep -q "no validation: the last epoch's model in" "$tmp/v0.txt" || fail "--val 0: $(cat "$tmp/v0.txt")"
+cp "$tmp/v1.ram" "$tmp/v1-epoch1.ram"
+"${noval[@]}" --epochs 2 --out "$tmp/v2.ram" 2>"$tmp/v0.txt" || fail "--val 0: $(cat "$tmp/v0.txt")"
+"${noval[@]}" --epochs 2 --out "$tmp/v1.ram" --resume "$tmp/v1.ram.ckpt" --log "$tmp/v1.csv" \
+    2>"$tmp/v0.txt" || fail "--val 0 resume: $(cat "$tmp/v0.txt")"
+cmp -s "$tmp/v1-epoch1.ram" "$tmp/v2.ram" && fail "--val 0: the second epoch's model is the first's"
+cmp -s "$tmp/v1.ram" "$tmp/v2.ram" || fail "--val 0: a resumed second epoch did not write its model"
+[ "$(awk -F, 'NR > 1 && $4 == "" && $9 == ""' "$tmp/v1.csv" | wc -l)" -eq 2 ] ||
+    fail "--val 0: validation columns not empty: $(cat "$tmp/v1.csv")"
+"$bin/ram-eval" --model "$tmp/v1.ram" --data "$tmp/data" >/dev/null 2>"$tmp/v0.txt" ||
+    fail "ram-eval of a --val 0 model: $(cat "$tmp/v0.txt")"
+
 # --shift: the same run as the first but for the shifted training images must
 # train differently (its first epoch's nll differs); out-of-range shifts and
 # shifts of a synthetic set are refused.

@@ -165,7 +165,8 @@ static int load_folder(run *r) {
                                                   NULL, 0, DATASET_VAL_SEED, &r->folder)
                                : folder_load(r->prog, o->data, "train", fit, NULL, 0, o->on_bad,
                                              DATASET_VAL_SEED, o->stream, o->cache, &r->folder);
-    const int own_val = !rc && !o->train_images && folder_has_split(o->data, "val");
+    const int no_val = o->val_given && o->val == 0; /* --val 0: PATH/val is not used */
+    const int own_val = !rc && !o->train_images && !no_val && folder_has_split(o->data, "val");
     if (own_val)
         rc = folder_load(r->prog, o->data, "val", fit, (const char *const *)r->folder.names,
                          r->folder.classes, o->on_bad, 0, o->stream, o->cache, &r->val_folder);
@@ -397,6 +398,9 @@ static int start(run *r) {
     }
     if (r->st.best_val > 1.0)
         fprintf(stderr, "resumed from %s: %d epochs done, none validated\n", o->resume,
+                r->st.epoch);
+    else if (r->st.best_val < 0.0)
+        fprintf(stderr, "resumed from %s: %d epochs done (no validation)\n", o->resume,
                 r->st.epoch);
     else
         fprintf(stderr, "resumed from %s: %d epochs done, best validation error %.2f%%\n",
@@ -714,6 +718,15 @@ static int evaluate(run *r, double *err) {
  * the average's with --average), which is saved to --out when it is best. */
 static int validate(run *r, double *last, double *val, int *best) {
     const train_options *o = r->o;
+    if (o->val == 0) { /* nothing to validate on: every epoch's model replaces the last */
+        *last = *val = TRAIN_NOT_VALIDATED;
+        *best = 1;
+        if (r->averaging) TRY(ram_trainer_swap_average(r->trainer));
+        const ram_status s = ram_model_save(r->model, o->out);
+        if (r->averaging) TRY(ram_trainer_swap_average(r->trainer));
+        TRY(s);
+        return 0;
+    }
     if (evaluate(r, last)) return -1;
     *val = *last;
     if (!r->averaging) {
@@ -739,21 +752,27 @@ static int end_epoch(run *r, const epoch_sums *e, const ram_train_stats *s, doub
     if (best) r->st.best_val = val_err;
     const double dt = clock_seconds() - t0;
     r->st.elapsed += dt;
-    char el[32], last_txt[40] = "";
+    char el[32], val_txt[16] = "      -", last_txt[40] = "", val_csv[16] = "", last_csv[16] = "";
     clock_format(r->st.elapsed, el, sizeof el);
-    if (r->averaging)
-        snprintf(last_txt, sizeof last_txt, "  (last weights %.2f%%)", 100 * val_last);
+    const int validated = r->o->val > 0; /* --val 0: the columns stay empty */
+    if (validated) {
+        snprintf(val_txt, sizeof val_txt, "%6.2f%%", 100 * val_err);
+        snprintf(val_csv, sizeof val_csv, "%.5f", val_err);
+        snprintf(last_csv, sizeof last_csv, "%.5f", val_last);
+        if (r->averaging)
+            snprintf(last_txt, sizeof last_txt, "  (last weights %.2f%%)", 100 * val_last);
+    }
     fprintf(stderr,
-            "%sepoch %3d  train err %6.2f%%  val err %6.2f%%%s%s  nll %.4f  reward %.3f  lr "
+            "%sepoch %3d  train err %6.2f%%  val err %s%s%s  nll %.4f  reward %.3f  lr "
             "%.2e  %.1fs  (total %s)%s\n",
             isatty(2) && !r->o->quiet ? "\r" : "", r->st.epoch + 1, 100.0 * e->wrong / e->seen,
-            100 * val_err, best ? " *" : "  ", last_txt, e->nll / e->seen, e->reward / e->seen,
-            s->lr, dt, el, r->stopped ? "  [time budget reached]" : "");
+            val_txt, best && validated ? " *" : "  ", last_txt, e->nll / e->seen,
+            e->reward / e->seen, s->lr, dt, el, r->stopped ? "  [time budget reached]" : "");
     if (r->log) {
-        fprintf(r->log, "%d,%.3f,%.5f,%.5f,%.3g,%.5f,%.5f,%.5f", r->st.epoch + 1, r->st.elapsed,
-                e->wrong / e->seen, val_err, s->lr, e->nll / e->seen, e->reward / e->seen,
+        fprintf(r->log, "%d,%.3f,%.5f,%s,%.3g,%.5f,%.5f,%.5f", r->st.epoch + 1, r->st.elapsed,
+                e->wrong / e->seen, val_csv, s->lr, e->nll / e->seen, e->reward / e->seen,
                 e->base / e->seen);
-        if (r->averaging) fprintf(r->log, ",%.5f", val_last);
+        if (r->averaging) fprintf(r->log, ",%s", last_csv);
         fputc('\n', r->log);
         fflush(r->log);
     }
@@ -786,6 +805,8 @@ static int epochs(run *r) {
         if (peak > 0) snprintf(mem, sizeof mem, "; peak memory %.0f MB", peak / 1024.0);
         if (r->st.best_val > 1.0)
             fprintf(stderr, "no epoch was validated: no model in %s%s\n", r->o->out, mem);
+        else if (r->st.best_val < 0.0)
+            fprintf(stderr, "no validation: the last epoch's model in %s%s\n", r->o->out, mem);
         else
             fprintf(stderr, "best validation error %.2f%%, model in %s%s\n", 100 * r->st.best_val,
                     r->o->out, mem);
@@ -916,7 +937,7 @@ static int fit_stop(run *r) {
         fprintf(stderr, "stop unit fitted at cost %g on %d training images (%.1f s)\n",
                 (double)o->stop_cost, seen, clock_seconds() - t0);
     o->shift = shift, o->flip = flip, o->rotate = rotate, o->zoom = zoom;
-    if (!rc && !s && judge_stop(r, m, st, images, chunk)) rc = -1;
+    if (!rc && !s && o->val > 0 && judge_stop(r, m, st, images, chunk)) rc = -1;
     if (!rc && !s) s = ram_model_save(m, o->out);
     if (s) {
         fprintf(stderr, "%s: --stop-cost: %s: %s\n", r->prog, ram_status_string(s),

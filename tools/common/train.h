@@ -50,7 +50,8 @@ typedef struct train_data {
 /* Caller state stored in checkpoints next to the trainer's own. */
 typedef struct train_state {
     int epoch;       /* epochs completed */
-    double best_val; /* the kept model's validation error; TRAIN_NO_BEST before one is kept */
+    double best_val; /* the kept model's validation error; TRAIN_NO_BEST before one is kept,
+                      * TRAIN_NOT_VALIDATED once one is kept with --val 0 */
     double elapsed;  /* training seconds so far */
     train_data data; /* not in older checkpoints (TRAIN_STATE_OLD bytes): those are not checked */
 } train_state;
@@ -60,6 +61,8 @@ typedef struct train_state {
 #define TRAIN_STATE_OLD     offsetof(train_state, data)
 #define TRAIN_STATE_NO_WARP (offsetof(train_state, data) + offsetof(train_data, rotate))
 #define TRAIN_STATE_NO_FLIP (offsetof(train_state, data) + offsetof(train_data, flip))
+/* Below any error rate: --val 0, the last epoch's model is kept unvalidated. */
+#define TRAIN_NOT_VALIDATED (-1.0)
 
 /* How the processes of a data-parallel run work together.  NULL hooks: one
  * process, which trains on every image. */

@@ -92,9 +92,11 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--seed", OPT_LONG, &o->seed, 0, 18446744073709551615.0, .meta = "N",
          .help = "seed of initialisation, sampling and shuffling"},
         {"--threads", OPT_INT, &o->threads, 1, 256, .meta = "N", .help = "worker threads"},
-        {"--val", OPT_INT, &o->val, 1, COUNT, .meta = "N",
+        {"--val", OPT_INT, &o->val, 0, COUNT, .meta = "N",
          .help = "validation images: the last N training images (image folders: PATH/val, else "
-                 "by default a tenth of the training images, shuffled with a fixed seed)"},
+                 "by default a tenth of the training images, shuffled with a fixed seed); 0 "
+                 "trains on every training image and keeps the last epoch's model (the epochs "
+                 "of a recipe validated before decide)"},
         {"--train-limit", OPT_INT, &o->train_limit, 1, COUNT, .meta = "N", .def = "all",
          .help = "use only the first N training images"},
         {"--shift", OPT_INT, &o->shift, 0, 8, .meta = "N",
