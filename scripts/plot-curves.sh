@@ -123,11 +123,11 @@ for f in "${files[@]}"; do
     if awk '$5 != "NaN" { found = 1; exit } END { exit !found }' "$data"; then
         averaged=", weight average"
     fi
+    train_title="$name train"
+    [ "$best" = "no validation" ] && train_title+=" (no validation)" # --val 0: training error alone
     plots+=("$(gp_quote "$data") using 1:2 with lines dashtype 2 linewidth 1.5 linecolor $i \
-title $(gp_quote "$name train")")
-    if [ "$best" = "no validation" ]; then # --val 0: its training error alone
-        plots[-1]="${plots[-1]% title *} title $(gp_quote "$name train (no validation)")"
-    else
+title $(gp_quote "$train_title")")
+    if [ "$best" != "no validation" ]; then
         plots+=("$(gp_quote "$data") using 1:3 with lines linewidth 2 linecolor $i \
 title $(gp_quote "$name validation$averaged ($best)")")
     fi

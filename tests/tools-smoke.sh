@@ -85,8 +85,7 @@ fi
 # with the last epoch's model (the average's): two epochs differ from one, and
 # equal one epoch resumed for a second, byte for byte; the log's validation
 # columns stay empty.
-noval=("$bin/ram-train" --data "$tmp/data" --val 0 --batch 32 --threads 2 --quiet --glimpses 3
-       --hidden 32 --glimpse-out 32 --glimpse-hidden 16 --loc-hidden 16 --average 0.9)
+noval=("${train[@]}" --val 0 --average 0.9) # the later --val counts
 "${noval[@]}" --epochs 1 --out "$tmp/v1.ram" --log "$tmp/v1.csv" 2>"$tmp/v0.txt" ||
     fail "ram-train --val 0: $(cat "$tmp/v0.txt")"
 grep -q "300 train / 0 validation" "$tmp/v0.txt" || fail "--val 0: not all 300 images: $(cat "$tmp/v0.txt")"

@@ -165,7 +165,7 @@ static int load_folder(run *r) {
                                                   NULL, 0, DATASET_VAL_SEED, &r->folder)
                                : folder_load(r->prog, o->data, "train", fit, NULL, 0, o->on_bad,
                                              DATASET_VAL_SEED, o->stream, o->cache, &r->folder);
-    const int no_val = o->val_given && o->val == 0; /* --val 0: PATH/val is not used */
+    const int no_val = o->val == 0; /* --val 0: PATH/val is not used */
     const int own_val = !rc && !o->train_images && !no_val && folder_has_split(o->data, "val");
     if (own_val)
         rc = folder_load(r->prog, o->data, "val", fit, (const char *const *)r->folder.names,
