@@ -34,7 +34,8 @@ typedef struct worker {
     int *pred;          /* slice x objects */
     long bad;           /* first image of the slice whose glimpse read a NaN/Inf pixel, or -1 */
     bool policy_failed; /* the REINFORCE estimator refused a non-finite mean or baseline */
-    double nll, sse, surrogate, correct, reward, baseline; /* sums over the slice */
+    /* Sums over the slice; ce: the cross-entropy against the (smoothed) target. */
+    double nll, ce, sse, surrogate, correct, reward, baseline;
     long errors, object_errors; /* evaluation: images with a label wrong, labels wrong */
     int i0, i1;                 /* the slice [i0, i1) of the current batch */
 } worker;
@@ -99,7 +100,7 @@ static bool glimpsed_nonfinite(const ram_model *m, worker *wk, int n) {
  * S labels' cross-entropies (labels: n x S; probs and dlogits S x n x K). */
 static void classifier_loss(ram_trainer *t, worker *wk, const int *labels, int n) {
     const int K = t->m->p.classes, S = t->m->p.objects;
-    const float N = (float)t->n;
+    const float N = (float)t->n, e = t->p.label_smoothing;
     for (int o = 0; o < S; o++)
         for (int i = 0; i < n; i++) {
             const int y = labels[(size_t)i * S + o];
@@ -107,10 +108,20 @@ static void classifier_loss(ram_trainer *t, worker *wk, const int *labels, int n
             const int best = ram_argmax(pr, K);
             wk->pred[(size_t)i * S + o] = best;
             wk->correct += best == y;
-            wk->nll -= log(pr[y] > 1e-30f ? pr[y] : 1e-30f);
+            const double nll = -log(pr[y] > 1e-30f ? pr[y] : 1e-30f);
+            wk->nll += nll;
             float *dl = wk->ws.dlogits + ((size_t)o * n + i) * K;
-            for (int k = 0; k < K; k++)
-                dl[k] = (pr[k] - (k == y)) / N;
+            if (!(e > 0)) { /* the label alone: the same bits as before smoothing existed */
+                wk->ce += nll;
+                for (int k = 0; k < K; k++)
+                    dl[k] = (pr[k] - (k == y)) / N;
+                continue;
+            }
+            for (int k = 0; k < K; k++) {
+                const float target = (k == y ? 1.0f - e : 0.0f) + e / (float)K;
+                wk->ce -= target * log(pr[k] > 1e-30f ? pr[k] : 1e-30f);
+                dl[k] = (pr[k] - target) / N;
+            }
         }
 }
 
@@ -178,7 +189,7 @@ static void run_slice(ram_trainer *t, worker *wk) {
     const ram_model *m = t->m;
     const ram_policy *pol = t->pol;
     const int n = wk->i1 - wk->i0, T = m->p.glimpses, K = m->p.classes, S = m->p.objects;
-    wk->nll = wk->sse = wk->surrogate = wk->correct = wk->reward = wk->baseline = 0;
+    wk->nll = wk->ce = wk->sse = wk->surrogate = wk->correct = wk->reward = wk->baseline = 0;
     wk->errors = wk->object_errors = 0;
     wk->bad = -1;
     wk->policy_failed = false;
@@ -334,6 +345,10 @@ static ram_status check_trainer_params(const ram_model *m, const ram_policy *pol
     if (p->max_batch < 1 || p->max_batch > 1 << 16)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_create: max_batch %d not in [1, 65536]",
                         p->max_batch);
+    if (!(p->label_smoothing >= 0 && p->label_smoothing < 1)) /* also false for NaN */
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "trainer_create: label_smoothing %g must be in [0, 1)",
+                        (double)p->label_smoothing);
     if (p->threads < 1 || p->threads > 256)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_create: threads %d not in [1, 256]",
                         p->threads);
@@ -464,7 +479,7 @@ int ram_trainer_average_in(const ram_trainer *t) {
 
 /* The batch's losses, summed over the workers. */
 typedef struct sums {
-    double nll, sse, sur, correct, reward, base;
+    double nll, ce, sse, sur, correct, reward, base;
 } sums;
 
 /* The gradient summed over the workers (the model's in t->g by JOB_SUM,
@@ -480,6 +495,7 @@ static sums sum_workers(ram_trainer *t, float *gb) {
             for (size_t i = 0; i < nb; i++)
                 gb[i] += wk->gbw[i];
         s.nll += wk->nll;
+        s.ce += wk->ce;
         s.sse += wk->sse;
         s.sur += wk->surrogate;
         s.correct += wk->correct;
@@ -515,7 +531,7 @@ static void fill_stats(const ram_trainer *t, const sums *s, int n, double norm, 
     stats->baseline_mse =
         t->pol->p.baseline == RAM_BASELINE_NONE ? 0.0f : (float)(s->sse / ((double)n * T));
     stats->reinforce = (float)(s->sur / n);
-    stats->loss = stats->nll + stats->baseline_mse + stats->reinforce;
+    stats->loss = (float)(s->ce / n) + stats->baseline_mse + stats->reinforce;
     stats->accuracy = (float)(s->correct / ((double)n * t->m->p.objects));
     stats->reward = (float)(s->reward / n);
     stats->baseline = (float)(s->base / n);

@@ -2,7 +2,7 @@
  * every weight, backpropagated through the sensor into the locations and
  * through time, against central finite differences (mean locations, and
  * sampled ones through the clamp); the sensor in the model file; and the
- * trainer's soft and hybrid modes. */
+ * trainer's soft and hybrid modes, and its label smoothing. */
 #include "internal.h"
 
 #include <check.h>
@@ -26,6 +26,7 @@ typedef struct fixture {
      * instead of the cross-entropy, a stand-in for REINFORCE's term, whose
      * gradient w.r.t. mu is c */
     const float *coef;
+    float smoothing; /* the cross-entropy's target: (1 - e) on the label, e / K on each class */
 } fixture;
 
 static uint64_t lcg = 12345;
@@ -107,6 +108,7 @@ static void setup_dram(fixture *f, ram_glimpse_form form, ram_core_type core, ra
         f->eps[i] = i % 7 == 3 ? 9.0f : 2 * urand() - 1;
     f->std = 0.3f;
     f->coef = NULL;
+    f->smoothing = 0.0f;
 }
 
 static void setup(fixture *f, ram_glimpse_form form, ram_core_type core, ram_loc_bound bound,
@@ -131,7 +133,11 @@ static double loss(fixture *f, ram_loc_mode mode) {
         return L;
     }
     for (int i = 0; i < N; i++)
-        L -= log(f->ws.probs[i * K + f->labels[i]]) / N;
+        for (int k = 0; k < K; k++) {
+            const double target = (k == f->labels[i] ? 1.0 - f->smoothing : 0.0) +
+                                  f->smoothing / K;
+            L -= target * log(f->ws.probs[i * K + k]) / N;
+        }
     return L;
 }
 
@@ -556,6 +562,70 @@ START_TEST(trainer_refuses_unknown_mode) {
 }
 END_TEST
 
+static ram_status keep_gradient(float *grad, size_t count, void *user) {
+    memcpy(user, grad, sizeof(float) * count);
+    return RAM_ERR_IO; /* the step then changes nothing */
+}
+
+/* The trainer's label smoothing: its gradient (taken by a hook, the step
+ * then refused) against central differences of the smoothed cross-entropy,
+ * the reported losses, and the refused values.  A soft model trained by
+ * backpropagation alone makes the gradient the loss's own. */
+START_TEST(label_smoothing_gradient) {
+    fixture f;
+    setup(&f, RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 0.0f);
+    f.smoothing = 0.3f;
+    const size_t np = f.m->n_params;
+    ram_policy_params pp;
+    ram_policy_params_init(&pp);
+    ram_policy *pol;
+    ck_assert_int_eq(ram_policy_create(&pp, f.m, &pol), RAM_OK);
+    ram_trainer_params tp;
+    ram_trainer_params_init(&tp);
+    ck_assert_float_eq(tp.label_smoothing, 0.0f);
+    tp.max_batch = N;
+    tp.clip_norm = 0;
+    tp.label_smoothing = f.smoothing;
+    ram_trainer *t;
+    ck_assert_int_eq(ram_trainer_create(f.m, pol, &tp, &t), RAM_OK);
+    float *g = malloc(sizeof(float) * ram_trainer_gradient_size(t));
+    ck_assert_int_eq(ram_trainer_set_gradient_hook(t, keep_gradient, g), RAM_OK);
+    ck_assert_int_eq(ram_trainer_train_batch(t, f.images, f.labels, N, NULL), RAM_ERR_IO);
+    memcpy(f.ws.grad, g, sizeof(float) * np);
+    double norm;
+    const double rel = compare(&f, RAM_LOC_MEAN, NULL, &norm);
+    ck_assert_msg(rel < 2e-3, "smoothed: relative gradient error %g", rel);
+    /* The same gradient is far from the label's own: the check can fail. */
+    f.smoothing = 0.0f;
+    memcpy(f.ws.grad, g, sizeof(float) * np);
+    ck_assert_double_gt(compare(&f, RAM_LOC_MEAN, NULL, &norm), 0.05);
+
+    /* Reported: nll the label's cross-entropy, loss the smoothed one. */
+    const double plain = loss(&f, RAM_LOC_MEAN);
+    f.smoothing = tp.label_smoothing;
+    const double smoothed = loss(&f, RAM_LOC_MEAN);
+    ck_assert_int_eq(ram_trainer_set_gradient_hook(t, NULL, NULL), RAM_OK);
+    ram_train_stats st;
+    ck_assert_int_eq(ram_trainer_train_batch(t, f.images, f.labels, N, &st), RAM_OK);
+    ck_assert_double_eq_tol(st.nll, plain, 1e-5);
+    ck_assert_double_eq_tol(st.loss, smoothed, 1e-5);
+    ck_assert_double_gt(fabs(smoothed - plain), 1e-3);
+    ram_trainer_free(t);
+
+    const float bad[] = {-0.1f, 1.0f, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tp.label_smoothing = bad[i];
+        t = NULL;
+        ck_assert_int_eq(ram_trainer_create(f.m, pol, &tp, &t), RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_null(t);
+        ck_assert_ptr_nonnull(strstr(ram_last_error(), "label_smoothing"));
+    }
+    free(g);
+    ram_policy_free(pol);
+    teardown(&f);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("soft_model");
     TCase *grad = tcase_create("gradient");
@@ -564,6 +634,7 @@ int main(void) {
     tcase_add_loop_test(grad, sampled_locations_gradient, 0, N_CONFIGS);
     tcase_add_loop_test(grad, mean_term_gradient, 0, N_CONFIGS);
     tcase_add_test(grad, hybrid_is_the_sum);
+    tcase_add_test(grad, label_smoothing_gradient);
     suite_add_tcase(s, grad);
     TCase *file = tcase_create("file");
     tcase_add_test(file, file_keeps_the_sensor);

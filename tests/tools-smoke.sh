@@ -81,6 +81,17 @@ if "${train[@]}" --epochs 1 --average 1 --out "$tmp/b.ram" 2>"$tmp/avg.txt"; the
     fail "--average 1 was accepted"
 fi
 
+# --label-smoothing: the classifier trains toward the smoothed target, so one
+# epoch ends elsewhere than the same epoch without it; 1 is refused.
+"${train[@]}" --epochs 1 --out "$tmp/ls0.ram" 2>"$tmp/ls.txt" || fail "ram-train: $(cat "$tmp/ls.txt")"
+"${train[@]}" --epochs 1 --label-smoothing 0.1 --out "$tmp/ls.ram" 2>"$tmp/ls.txt" ||
+    fail "ram-train --label-smoothing 0.1: $(cat "$tmp/ls.txt")"
+cmp -s "$tmp/ls0.ram" "$tmp/ls.ram" && fail "--label-smoothing 0.1 trained the same model as none"
+if "${train[@]}" --epochs 1 --label-smoothing 1 --out "$tmp/b.ram" 2>"$tmp/ls.txt"; then
+    fail "--label-smoothing 1 was accepted"
+fi
+grep -qF -- "--label-smoothing 1: must be in [0, 1)" "$tmp/ls.txt" || fail "--label-smoothing 1: $(cat "$tmp/ls.txt")"
+
 # --val 0: every training image trained on, and --out rewritten each epoch
 # with the last epoch's model (the average's): two epochs differ from one, and
 # equal one epoch resumed for a second, byte for byte; the log's validation

@@ -776,6 +776,16 @@ typedef struct ram_trainer_params {
                                   (docs/training.md has a measurement);
                                   ram_trainer_swap_average() puts it in the model.
                                   In [0, 1); 0 = off (0). */
+    float label_smoothing;   /**< the classifier's target: (1 - e) on the label
+                                  and e / K on each of the K classes, instead of
+                                  the label alone (Szegedy et al. 2016), against
+                                  a classifier that grows sure of the training
+                                  images it already fits.  REINFORCE's reward
+                                  stays whether the label is right; the stats'
+                                  `nll` stays the label's cross-entropy and
+                                  `loss` holds the smoothed one.  In [0, 1);
+                                  0 = off (0), also for a caller built against a
+                                  header without this field. */
 } ram_trainer_params;
 
 /** One train_batch() report.  Losses are batch means.  The figures that
@@ -783,8 +793,9 @@ typedef struct ram_trainer_params {
  *  step descends, whose REINFORCE surrogate moves it up, down or below zero
  *  with no change in the classifier, so it is not one of them. */
 typedef struct ram_train_stats {
-    float loss;         /**< objective descended = nll + baseline_mse + reinforce
-                             (not a measure of progress: see above) */
+    float loss;         /**< objective descended = the cross-entropy against the
+                             target (nll, without label_smoothing) + baseline_mse
+                             + reinforce (not a measure of progress: see above) */
     float nll;          /**< classification cross-entropy: falls as it learns */
     float baseline_mse; /**< mean over steps of (b_t - R_t)^2 */
     float reinforce;    /**< surrogate -alpha * mean sum_t (R_t - b_t) log pi(l_t) */

@@ -172,6 +172,7 @@ class TrainerParams(ctypes.Structure):
         ("threads", ctypes.c_int),
         ("weight_decay", ctypes.c_float),
         ("average_decay", ctypes.c_float),
+        ("label_smoothing", ctypes.c_float),
     ]
 
 

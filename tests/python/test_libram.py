@@ -198,7 +198,7 @@ def test_struct_sizes_and_defaults():
     assert (t.max_batch, t.threads) == (128, 1)
     assert t.beta2 == pytest.approx(0.999, abs=1e-6)
     assert (t.optimizer, t.decay_steps, t.lr_final) == (libram.OPTIMIZERS["adam"], 0, t.lr)
-    assert t.weight_decay == 0.0 and t.average_decay == 0.0
+    assert t.weight_decay == 0.0 and t.average_decay == 0.0 and t.label_smoothing == 0.0
     p = _capi.defaults(_capi.PolicyParams)
     assert (p.std, p.baseline, p.hidden, p.steps, p.reward_scale, p.discount, p.detach_core,
             p.seed) == (0.0, 0, 0, 0, 1.0, 1.0, 1, 1)
@@ -612,6 +612,24 @@ def test_weight_decay(make_trainer):
         with pytest.raises(libram.InvalidArgumentError) as info:
             make_trainer(weight_decay=bad)
         assert "weight_decay" in info.value.message
+
+
+def test_label_smoothing(make_trainer):
+    x, y = thirds(4, seed=4)
+    plain = make_trainer()[2].train_batch(x, y)
+    smoothed = make_trainer(label_smoothing=0.2)[2].train_batch(x, y)
+    # The same first step's nll; the objective's cross-entropy is the
+    # label's without smoothing and the smoothed one's with it.
+    def cross_entropy(stats):
+        return stats.loss - stats.baseline_mse - stats.reinforce
+
+    assert smoothed.nll == pytest.approx(plain.nll, rel=1e-5)
+    assert cross_entropy(plain) == pytest.approx(plain.nll, abs=1e-5)
+    assert abs(cross_entropy(smoothed) - smoothed.nll) > 1e-3
+    for bad in (-0.1, 1.0, float("nan")):
+        with pytest.raises(libram.InvalidArgumentError) as info:
+            make_trainer(label_smoothing=bad)
+        assert "label_smoothing" in info.value.message
 
 
 def test_weight_average(make_trainer, tmp_path):

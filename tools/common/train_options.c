@@ -233,6 +233,10 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
                  "(0 = off): the validation error and --out are then the average's, and the CSV "
                  "gains val_error_last, the last weights' validation error; --resume with the "
                  "same F"},
+        {"--label-smoothing", OPT_FLOAT, &tp->label_smoothing, 0, 1, .meta = "E",
+         .flags = OPT_OPEN_HI,
+         .help = "train the classifier toward 1 - E on the label and E / K on each of the K "
+                 "classes instead of the label alone (0 = off)"},
         {"--beta1", OPT_FLOAT, &tp->beta1, ANY, .meta = "F", .help = "Adam's first-moment decay"},
         {"--beta2", OPT_FLOAT, &tp->beta2, ANY, .meta = "F", .help = "Adam's second-moment decay"},
         {"--adam-eps", OPT_FLOAT, &tp->eps, ANY, .meta = "F", .help = "Adam's epsilon"},
