@@ -536,10 +536,9 @@ START_TEST(test_nonfinite_values) {
         for (int field = 0; field < 10; field++) {
             ram_trainer_params tp;
             ram_trainer_params_init(&tp);
-            float *fields[10] = {&tp.lr,        &tp.lr_final,     &tp.momentum,
-                                 &tp.beta1,     &tp.beta2,        &tp.eps,
-                                 &tp.clip_norm, &tp.weight_decay, &tp.average_decay,
-                                 &tp.label_smoothing};
+            float *fields[10] = {
+                &tp.lr,  &tp.lr_final,  &tp.momentum,     &tp.beta1,         &tp.beta2,
+                &tp.eps, &tp.clip_norm, &tp.weight_decay, &tp.average_decay, &tp.label_smoothing};
             *fields[field] = bad[b];
             ram_trainer *t = NULL;
             EXPECT(ram_trainer_create(f.m, f.pol, &tp, &t), RAM_ERR_INVALID_ARGUMENT);

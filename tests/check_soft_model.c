@@ -134,8 +134,7 @@ static double loss(fixture *f, ram_loc_mode mode) {
     }
     for (int i = 0; i < N; i++)
         for (int k = 0; k < K; k++) {
-            const double target = (k == f->labels[i] ? 1.0 - f->smoothing : 0.0) +
-                                  f->smoothing / K;
+            const double target = (k == f->labels[i] ? 1.0 - f->smoothing : 0.0) + f->smoothing / K;
             L -= target * log(f->ws.probs[i * K + k]) / N;
         }
     return L;
