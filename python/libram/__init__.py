@@ -1127,7 +1127,7 @@ class Policy(_Closeable):
 
 class TrainStats(typing.NamedTuple):
     """One Trainer.train_batch() report (ram_train_stats); losses are batch means."""
-    loss: float          #: objective descended (nll, or the smoothed cross-entropy, + baseline_mse + reinforce): not progress
+    loss: float          #: objective descended: cross-entropy + baseline_mse + reinforce
     nll: float           #: classification cross-entropy: falls as it learns
     baseline_mse: float  #: mean over steps of (b_t - R_t)^2
     reinforce: float     #: the REINFORCE surrogate loss
@@ -1152,10 +1152,10 @@ class Trainer(_Closeable):
     ram_trainer_params_init()'s defaults with `params` applied: the fields
     of ram_trainer_params (optimizer "adam" or "sgd", lr, lr_final,
     decay_steps, momentum, nesterov, beta1, beta2, eps, clip_norm,
-    max_batch, threads, weight_decay, average_decay, label_smoothing).  lr_final follows lr
-    unless given, as ram.h
-    documents.  Without a policy the trainer makes a default Policy(model)
-    of its own and closes it with itself.
+    max_batch, threads, weight_decay, average_decay, label_smoothing).
+    lr_final follows lr unless given, as ram.h documents.  Without a
+    policy the trainer makes a default Policy(model) of its own and closes
+    it with itself.
 
     The C trainer borrows the model and the policy and updates their
     weights in place; the Trainer keeps both alive and is closed before
