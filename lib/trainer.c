@@ -101,6 +101,7 @@ static bool glimpsed_nonfinite(const ram_model *m, worker *wk, int n) {
 static void classifier_loss(ram_trainer *t, worker *wk, const int *labels, int n) {
     const int K = t->m->p.classes, S = t->m->p.objects;
     const float N = (float)t->n, e = t->p.label_smoothing;
+    const float off = e / (float)K, on = 1.0f - e + off; /* the smoothed target */
     for (int o = 0; o < S; o++)
         for (int i = 0; i < n; i++) {
             const int y = labels[(size_t)i * S + o];
@@ -111,17 +112,14 @@ static void classifier_loss(ram_trainer *t, worker *wk, const int *labels, int n
             const double nll = -log(pr[y] > 1e-30f ? pr[y] : 1e-30f);
             wk->nll += nll;
             float *dl = wk->ws.dlogits + ((size_t)o * n + i) * K;
-            if (!(e > 0)) { /* the label alone: the same bits as before smoothing existed */
+            for (int k = 0; k < K; k++) /* e = 0: targets exactly 1 and 0 */
+                dl[k] = (pr[k] - (k == y ? on : off)) / N;
+            if (!(e > 0)) { /* the label alone: its cross-entropy is the nll */
                 wk->ce += nll;
-                for (int k = 0; k < K; k++)
-                    dl[k] = (pr[k] - (k == y)) / N;
                 continue;
             }
-            for (int k = 0; k < K; k++) {
-                const float target = (k == y ? 1.0f - e : 0.0f) + e / (float)K;
-                wk->ce -= target * log(pr[k] > 1e-30f ? pr[k] : 1e-30f);
-                dl[k] = (pr[k] - target) / N;
-            }
+            for (int k = 0; k < K; k++)
+                wk->ce -= (k == y ? on : off) * log(pr[k] > 1e-30f ? pr[k] : 1e-30f);
         }
 }
 
