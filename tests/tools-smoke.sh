@@ -32,6 +32,13 @@ train=("$bin/ram-train" --data "$tmp/data" --val 100 --batch 32 --threads 2 --qu
     2>"$tmp/resume.txt" || fail "resume: $(cat "$tmp/resume.txt")"
 grep -q "resumed from" "$tmp/resume.txt" || fail "resume did not say so"
 grep -q "^epoch   3" "$tmp/resume.txt" || fail "resume did not run epoch 3"
+[ "$(wc -l <"$tmp/log.csv")" -eq 4 ] || fail "resume: log should have a header and 3 epochs"
+# A resume logging to a new file starts it with the header.
+"${train[@]}" --epochs 4 --out "$tmp/m.ram" --resume "$tmp/m.ram.ckpt" --log "$tmp/log2.csv" \
+    2>"$tmp/resume.txt" || fail "resume to a new log: $(cat "$tmp/resume.txt")"
+[ "$(head -1 "$tmp/log2.csv")" = "$(head -1 "$tmp/log.csv")" ] &&
+    [ "$(wc -l <"$tmp/log2.csv")" -eq 2 ] && grep -q "^4," "$tmp/log2.csv" ||
+    fail "resume to a new log: not a header and epoch 4: $(cat "$tmp/log2.csv")"
 
 # An IDX pair whose labels skip class 0 (only 1 and 2): a model of three
 # classes, trained, with a warning that says class 0 has no image.

@@ -454,18 +454,23 @@ static void print_header(const run *r) {
                 o->init);
 }
 
-/* --log: a new file, or appended to when resuming if its columns are this run's. */
+/* --log: a new file, or appended to when resuming if its columns are this run's.
+ * A resume that logs to a new (or empty) file starts it with the header, so
+ * that the CSV of a continued run reads like any other. */
 static int open_log(run *r) {
     const train_options *o = r->o;
     static const char header[] = "epoch,seconds,train_error,val_error,lr,nll,reward,baseline";
     char want[256];
     snprintf(want, sizeof want, "%s%s\n", header, r->averaging ? ",val_error_last" : "");
+    int fresh = 1;
     if (r->st.epoch > 0) {
         char line[256];
         FILE *old = fopen(o->log, "r");
-        const int same = old && fgets(line, sizeof line, old) && !strcmp(line, want);
+        const int empty = !old || !fgets(line, sizeof line, old);
+        const int same = !empty && !strcmp(line, want);
         if (old) fclose(old);
-        if (old && !same) {
+        fresh = empty;
+        if (!empty && !same) {
             fprintf(stderr,
                     "%s: %s has other columns than this run writes (--average %s): resume "
                     "with the options of the run that wrote it, or log to another file\n",
@@ -473,12 +478,12 @@ static int open_log(run *r) {
             return -1;
         }
     }
-    r->log = fopen(o->log, r->st.epoch > 0 ? "a" : "w");
+    r->log = fopen(o->log, fresh ? "w" : "a");
     if (!r->log) {
         fprintf(stderr, "%s: %s: %s\n", r->prog, o->log, strerror(errno));
         return -1;
     }
-    if (r->st.epoch == 0) fputs(want, r->log);
+    if (fresh) fputs(want, r->log);
     return 0;
 }
 
