@@ -12,7 +12,8 @@
 #   -t TITLE     plot title (default: "RAM training curves")
 #   --linear     linear y axis (default: logarithmic)
 #   --hours      x axis in hours of training instead of epochs
-#   --size WxH   image size in pixels (default: 1000x600)
+#   --size WxH   image size in pixels (default: 1000x600, taller with more
+#                than three runs, whose legend goes below the plot)
 #
 # Needs gnuplot (Debian/Ubuntu: apt-get install gnuplot-nox).  The CSVs may
 # still be growing: only complete rows are plotted.
@@ -24,10 +25,10 @@ die() {
 }
 
 usage() {
-    sed -n '7,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+    sed -n '7,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
-out="" title="RAM training curves" logscale=1 xaxis=epoch size="1000,600"
+out="" title="RAM training curves" logscale=1 xaxis=epoch size=""
 files=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -146,6 +147,15 @@ else
     yscale="set yrange [0:*]"
 fi
 
+# Up to three runs the legend fits in a corner; more would hide the curves,
+# so it goes below the plot and the image grows to hold it.
+key="top right noenhanced box opaque"
+if [ "${#files[@]}" -gt 3 ]; then
+    key="outside below center noenhanced box"
+    [ -n "$size" ] || size="1000,$((600 + 54 * ${#files[@]}))"
+fi
+[ -n "$size" ] || size="1000,600"
+
 script="$tmp/plot.gp"
 cat > "$script" <<EOF
 set terminal $terminal size $size
@@ -155,7 +165,7 @@ set xlabel '$xlabel'
 set ylabel 'error (%)'
 $yscale
 set grid xtics ytics mytics
-set key top right noenhanced box opaque
+set key $key
 plot $plot_cmd
 EOF
 gnuplot "$script" 2> "$tmp/gnuplot.err" || {
