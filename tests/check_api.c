@@ -529,6 +529,75 @@ START_TEST(test_param_count) {
 }
 END_TEST
 
+/* More or fewer glimpses for the same weights: the copy looks where the
+ * model looks for as many glimpses as they share, and a copy back to the
+ * model's own count classifies exactly as it does. */
+START_TEST(test_with_glimpses) {
+    ram_model_params p;
+    small_params(&p);
+    ram_model *m = NULL, *more = NULL, *back = NULL;
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
+    const char *names[] = {"a", "b", "c", "d"};
+    ck_assert_int_eq(ram_model_set_class_names(m, names, 4), RAM_OK);
+    ck_assert_int_eq(ram_model_with_glimpses(m, 5, 0, &more), RAM_OK);
+    ck_assert_int_eq(ram_model_with_glimpses(more, 3, 0, &back), RAM_OK);
+    ram_model_params q;
+    ram_model_params_init(&q);
+    ck_assert_int_eq(ram_model_get_params(more, &q), RAM_OK);
+    ck_assert_int_eq(q.glimpses, 5);
+    ck_assert_int_eq(q.core_hidden, p.core_hidden);
+    ck_assert_uint_eq(ram_model_param_count(more), ram_model_param_count(m));
+    ck_assert_str_eq(ram_model_class_name(more, 2), "c");
+
+    enum { N = 4 };
+    float *img = random_images(N, 12 * 12);
+    float locs3[N * 3 * 2], locs5[N * 5 * 2], probs[N * 4], probs_back[N * 4];
+    ram_state *st = NULL, *st5 = NULL, *st_back = NULL;
+    ck_assert_int_eq(ram_state_create(m, N, &st), RAM_OK);
+    ck_assert_int_eq(ram_state_create(more, N, &st5), RAM_OK);
+    ck_assert_int_eq(ram_state_create(back, N, &st_back), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(m, st, img, N, NULL, probs, locs3), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(more, st5, img, N, NULL, NULL, locs5), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(back, st_back, img, N, NULL, probs_back, NULL), RAM_OK);
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < 3 * 2; k++)
+            ck_assert_float_eq_tol(locs5[i * 10 + k], locs3[i * 6 + k], 1e-6f);
+    ck_assert_mem_eq(probs_back, probs, sizeof probs);
+    /* A state is made for one count of glimpses. */
+    EXPECT_FAIL(ram_model_classify(more, st, img, N, NULL, NULL, NULL), RAM_ERR_INVALID_ARGUMENT);
+
+    ram_model *bad = NULL; /* a failure leaves no model behind */
+    EXPECT_FAIL(ram_model_with_glimpses(NULL, 5, 0, &bad), RAM_ERR_INVALID_ARGUMENT);
+    EXPECT_FAIL(ram_model_with_glimpses(m, 5, 0, NULL), RAM_ERR_INVALID_ARGUMENT);
+    EXPECT_FAIL(ram_model_with_glimpses(m, 0, 0, &bad), RAM_ERR_INVALID_ARGUMENT);
+    EXPECT_FAIL(ram_model_with_glimpses(m, 65, 0, &bad), RAM_ERR_INVALID_ARGUMENT);
+    EXPECT_FAIL(ram_model_with_glimpses(m, 4, 3, &bad), RAM_ERR_INVALID_ARGUMENT);
+
+    /* Two objects: the glimpses must be twice the step between labels. */
+    ram_model *pair = NULL, *pair6 = NULL;
+    p.objects = 2;
+    p.glimpses = 4;
+    ck_assert_int_eq(ram_model_create(&p, &pair), RAM_OK);
+    EXPECT_FAIL(ram_model_with_glimpses(pair, 5, 0, &bad), RAM_ERR_INVALID_ARGUMENT);
+    EXPECT_FAIL(ram_model_with_glimpses(pair, 6, 2, &bad), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(bad);
+    ck_assert_int_eq(ram_model_with_glimpses(pair, 6, 0, &pair6), RAM_OK);
+    ck_assert_int_eq(ram_model_get_params(pair6, &q), RAM_OK);
+    ck_assert_int_eq(q.glimpses, 6);
+    ck_assert_int_eq(q.emit_every, 3);
+
+    ram_state_free(st);
+    ram_state_free(st5);
+    ram_state_free(st_back);
+    ram_model_free(m);
+    ram_model_free(more);
+    ram_model_free(back);
+    ram_model_free(pair);
+    ram_model_free(pair6);
+    free(img);
+}
+END_TEST
+
 /* ---- threads ---- */
 
 enum { TN = 32, TREPS = 20 };
@@ -597,6 +666,7 @@ static Suite *api_suite(void) {
     tcase_add_test(basics, test_free_null);
     tcase_add_test(basics, test_last_error_is_per_thread);
     tcase_add_test(basics, test_param_count);
+    tcase_add_test(basics, test_with_glimpses);
     suite_add_tcase(s, basics);
     TCase *misuse = tcase_create("misuse");
     tcase_add_test(misuse, test_model_misuse);

@@ -406,6 +406,17 @@ RAM_API void ram_model_free(ram_model *m);
 RAM_API ram_status ram_model_get_params(const ram_model *m, ram_model_params *p);
 /** Number of trainable float parameters of the model (baseline excluded). */
 RAM_API size_t ram_model_param_count(const ram_model *m);
+/** A new model that is `m` taking `glimpses` glimpses (1 to 64), a label
+ *  every `emit_every` of them (0: glimpses / objects), into *out.  No weight
+ *  depends on the number of glimpses, so a model trained with T glimpses can
+ *  be fine-tuned or run with more or fewer; a model of several objects
+ *  needs objects x emit_every = glimpses.  The copy has m's weights, class
+ *  names and fit rule, but no stop unit (its weights are one per glimpse:
+ *  fit it again).  `m` is not changed.  Errors: INVALID_ARGUMENT (NULL, a
+ *  count out of range or that does not make the glimpses from the model's
+ *  objects), OUT_OF_MEMORY. */
+RAM_API ram_status ram_model_with_glimpses(const ram_model *m, int glimpses, int emit_every,
+                                           ram_model **out);
 
 /** Create an inference workspace for up to `max_batch` (<= 2^20) images at a time.
  *  One per thread; it borrows nothing from the model, but may only be used

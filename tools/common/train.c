@@ -231,6 +231,16 @@ static int load_data(run *r) {
         TRY(ram_model_load(o->init, &r->model));
         TRY(ram_model_get_params(r->model, &p));
         r->objects = p.objects;
+        if (o->init_glimpses || o->init_emit_given) { /* another count of glimpses */
+            const int T = o->init_glimpses ? o->init_glimpses : p.glimpses;
+            const int K = o->init_emit_given ? o->init_emit_every
+                          : o->init_glimpses ? 0
+                                             : p.emit_every;
+            ram_model *retimed;
+            TRY(ram_model_with_glimpses(r->model, T, K, &retimed));
+            ram_model_free(r->model);
+            r->model = retimed;
+        }
     }
     if (r->from_folder && r->objects > 1) {
         fprintf(stderr,
@@ -450,8 +460,9 @@ static void print_header(const run *r) {
                 "zoom: each glimpse's squares times a factor in [%g, %g] chosen by the policy\n",
                 (double)o->mp.zoom_min, (double)o->mp.zoom_max);
     if (o->init && !o->resume)
-        fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)\n",
-                o->init);
+        fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)%s\n",
+                o->init,
+                o->init_glimpses || o->init_emit_given ? ", the glimpses counted as above" : "");
 }
 
 /* --log: a new file, or appended to when resuming if its columns are this run's.

@@ -18,6 +18,9 @@ typedef struct train_options {
     const char *init; /* --init: start from this model's weights and architecture */
     const char *train_images, *train_labels; /* a pair of files instead of --data */
     const char *model_flag; /* the last architecture option given, refused with --init */
+    /* With --init, --glimpses and --emit-every change the model's count
+     * (ram_model_with_glimpses()): the values given, 0 for one not given. */
+    int init_glimpses, init_emit_every, init_emit_given;
     int dataset;            /* dataset_kind */
     int epochs, batch, threads, val, train_limit, decay_epochs, quiet, shift;
     float rotate, zoom; /* training-image augmentation (datasets.h) */

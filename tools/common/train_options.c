@@ -129,14 +129,16 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
                  "it is not set by --decay-epochs)"},
         {"--init", OPT_STRING, &o->init, .meta = "MODEL",
          .help = "start from a saved model's weights (fine-tuning, or a run continued without "
-                 "its checkpoint): the model options come from MODEL and may not be given; the "
+                 "its checkpoint): the model options come from MODEL and may not be given, but "
+                 "--glimpses and --emit-every, which change its count of glimpses; the "
                  "optimizer and the baseline start afresh; the batch order follows MODEL's "
                  "saved seed (--seed still sets sampling, placement and clutter)"},
         {"--log", OPT_STRING, &o->log, .meta = "FILE",
          .help = "per-epoch CSV: epoch,seconds,train_error,val_error,lr,nll,reward,baseline"},
         {"--quiet", OPT_FLAG, &o->quiet, .help = "no live progress line"},
         {"--glimpses", OPT_INT, &mp->glimpses, 1, COUNT, .meta = "N", .section = "model",
-         .flags = OPT_GROUP, .help = "glimpses per image"},
+         .flags = OPT_GROUP,
+         .help = "glimpses per image (with --init: another count for the model's weights)"},
         {"--patch", OPT_INT, &mp->glimpse.patch, 1, COUNT, .meta = "N", .flags = OPT_GROUP,
          .help = "side of the retina's finest square, in pixels"},
         {"--depth", OPT_INT, &mp->glimpse.depth, 1, COUNT, .meta = "N", .flags = OPT_GROUP,
@@ -255,11 +257,18 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
 /* The combinations the table cannot say; TOOL_OK or TOOL_USAGE. */
 static int check(const tool_info *tool, const tool_opt *t, size_t n, train_options *o) {
     int last = 0;
-    for (size_t i = 0; i < n; i++)
-        if ((t[i].flags & OPT_GROUP) && t[i].seen > last) {
+    for (size_t i = 0; i < n; i++) {
+        /* No weight depends on the count of glimpses: --init may change it. */
+        if (o->init && t[i].seen && t[i].dst == &o->mp.glimpses) {
+            o->init_glimpses = o->mp.glimpses;
+        } else if (o->init && t[i].seen && t[i].dst == &o->mp.emit_every) {
+            o->init_emit_every = o->mp.emit_every;
+            o->init_emit_given = 1;
+        } else if ((t[i].flags & OPT_GROUP) && t[i].seen > last) {
             last = t[i].seen;
             o->model_flag = t[i].name;
         }
+    }
     if (o->init && o->model_flag)
         return opts_usage_error(
             tool, "--init takes the model's architecture, std and range from %s; drop %s", o->init,
