@@ -535,8 +535,28 @@ END_TEST
 START_TEST(test_with_glimpses) {
     ram_model_params p;
     small_params(&p);
-    ram_model *m = NULL, *more = NULL, *back = NULL;
+    ram_model *m = NULL, *more = NULL, *back = NULL, *fresh = NULL;
     ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
+    ck_assert_int_eq(ram_model_create(&p, &fresh), RAM_OK);
+    enum { N = 4 };
+    float *img = random_images(N, 12 * 12);
+    { /* one training step, so that m's weights are not those its seed gives */
+        ram_policy_params pp;
+        ram_policy_params_init(&pp);
+        ram_trainer_params tp;
+        ram_trainer_params_init(&tp);
+        tp.max_batch = N;
+        tp.lr = 0.05f;
+        ram_policy *pol = NULL;
+        ram_trainer *t = NULL;
+        ram_train_stats stats;
+        const int labels[N] = {0, 1, 2, 3};
+        ck_assert_int_eq(ram_policy_create(&pp, m, &pol), RAM_OK);
+        ck_assert_int_eq(ram_trainer_create(m, pol, &tp, &t), RAM_OK);
+        ck_assert_int_eq(ram_trainer_train_batch(t, img, labels, N, &stats), RAM_OK);
+        ram_trainer_free(t);
+        ram_policy_free(pol);
+    }
     const char *names[] = {"a", "b", "c", "d"};
     ck_assert_int_eq(ram_model_set_class_names(m, names, 4), RAM_OK);
     ck_assert_int_eq(ram_model_with_glimpses(m, 5, 0, &more), RAM_OK);
@@ -549,8 +569,6 @@ START_TEST(test_with_glimpses) {
     ck_assert_uint_eq(ram_model_param_count(more), ram_model_param_count(m));
     ck_assert_str_eq(ram_model_class_name(more, 2), "c");
 
-    enum { N = 4 };
-    float *img = random_images(N, 12 * 12);
     float locs3[N * 3 * 2], locs5[N * 5 * 2], probs[N * 4], probs_back[N * 4];
     ram_state *st = NULL, *st5 = NULL, *st_back = NULL;
     ck_assert_int_eq(ram_state_create(m, N, &st), RAM_OK);
@@ -563,6 +581,9 @@ START_TEST(test_with_glimpses) {
         for (int k = 0; k < 3 * 2; k++)
             ck_assert_float_eq_tol(locs5[i * 10 + k], locs3[i * 6 + k], 1e-6f);
     ck_assert_mem_eq(probs_back, probs, sizeof probs);
+    /* ... which a model of the same seed, untrained, does not. */
+    ck_assert_int_eq(ram_model_classify(fresh, st, img, N, NULL, probs_back, NULL), RAM_OK);
+    ck_assert(memcmp(probs_back, probs, sizeof probs) != 0);
     /* A state is made for one count of glimpses. */
     EXPECT_FAIL(ram_model_classify(more, st, img, N, NULL, NULL, NULL), RAM_ERR_INVALID_ARGUMENT);
 
@@ -594,6 +615,7 @@ START_TEST(test_with_glimpses) {
     ram_model_free(back);
     ram_model_free(pair);
     ram_model_free(pair6);
+    ram_model_free(fresh);
     free(img);
 }
 END_TEST

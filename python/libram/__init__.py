@@ -513,6 +513,16 @@ class Model(_Closeable):
         _check(_capi.ram_model_load_memory(data, len(data), ctypes.byref(out)))
         return cls(out.value)
 
+    def with_glimpses(self, glimpses, emit_every=0):
+        """A new model with these weights taking `glimpses` glimpses, a label
+        every `emit_every` (0: glimpses / objects); no weight depends on the
+        count, so a model can be fine-tuned or run with more or fewer
+        (ram_model_with_glimpses).  The stop unit is not copied."""
+        out = ctypes.c_void_p()
+        _check(_capi.ram_model_with_glimpses(self._ptr, int(glimpses), int(emit_every),
+                                             ctypes.byref(out)))
+        return type(self)(out.value)
+
     def save(self, path):
         """Save atomically: a temporary file renamed over `path`."""
         with self._lock:

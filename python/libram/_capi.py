@@ -217,6 +217,7 @@ ram_model_create = _fn("ram_model_create", _STATUS, ctypes.POINTER(ModelParams),
 ram_model_free = _fn("ram_model_free", None, VOIDP)
 ram_model_get_params = _fn("ram_model_get_params", _STATUS, VOIDP, ctypes.POINTER(ModelParams))
 ram_model_param_count = _fn("ram_model_param_count", _SIZE, VOIDP)
+ram_model_with_glimpses = _fn("ram_model_with_glimpses", _STATUS, VOIDP, _INT, _INT, _OUT)
 ram_state_create = _fn("ram_state_create", _STATUS, VOIDP, _INT, _OUT)
 ram_state_create_threads = _fn("ram_state_create_threads", _STATUS, VOIDP, _INT, _INT, _OUT)
 ram_state_free = _fn("ram_state_free", None, VOIDP)

@@ -454,3 +454,35 @@ def test_zoom_model_file_is_read_and_refused_by_the_bridge(tmp_path):
         return  # no PyTorch here: the bridge's refusal is checked where it is installed
     with pytest.raises(bridge.ConversionError, match="zoom"):
         bridge.to_torch(path)
+
+
+def test_with_glimpses_keeps_the_weights():
+    """A DRAM model given six glimpses (a label every 3) looks where the
+    four-glimpse model looks for the glimpses they share; a copy back to four
+    classifies exactly as the model; counts the objects cannot divide fail."""
+    with libram.Model.create(**DRAM) as dram:
+        # One step, so that the weights are not those the seed gives.
+        with libram.Policy(dram, std=0.2) as policy, \
+                libram.Trainer(dram, policy, lr=5e-2, max_batch=4) as trainer:
+            trainer.train_batch_seq(pixels(4, 9), [l for row in pair_labels(4, seed=2) for l in row])
+        more = dram.with_glimpses(6)
+        back = more.with_glimpses(4)
+        assert more.glimpses == 6 and more.params["emit_every"] == 3
+        assert more.param_count == dram.param_count
+        images = pixels(3, 5)
+        a = dram.classify_seq(images, 3)
+        b = more.classify_seq(images, 3)
+        c = back.classify_seq(images, 3)
+        assert flat(c.labels) == flat(a.labels)
+        assert flat(c.probs) == flat(a.probs)
+        with libram.Model.create(**DRAM) as fresh:  # the same seed, untrained
+            assert flat(fresh.classify_seq(images, 3).probs) != flat(a.probs)
+        locs_a, locs_b = flat(a.locs), flat(b.locs)
+        for i in range(3):
+            assert locs_b[i * 12:i * 12 + 8] == pytest.approx(locs_a[i * 8:i * 8 + 8], abs=1e-6)
+        with pytest.raises(libram.InvalidArgumentError):
+            dram.with_glimpses(5)
+        with pytest.raises(libram.InvalidArgumentError):
+            dram.with_glimpses(6, emit_every=2)
+        more.close()
+        back.close()
