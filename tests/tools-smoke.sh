@@ -60,10 +60,15 @@ init=("$bin/ram-train" --data "$tmp/data" --val 100 --batch 32 --threads 2 --qui
     fail "ram-train --init: $(cat "$tmp/init.txt")"
 grep -qF "starting from the weights of $tmp/m.ram" "$tmp/init.txt" || fail "--init: not said"
 cmp -s "$tmp/m.ram" "$tmp/i.ram" || fail "--init --lr 0 did not keep the model's weights"
-if "${init[@]}" --init "$tmp/m.ram" --glimpses 4 --out "$tmp/b.ram" 2>"$tmp/init.txt"; then
-    fail "--init with --glimpses accepted"
+if "${init[@]}" --init "$tmp/m.ram" --patch 6 --out "$tmp/b.ram" 2>"$tmp/init.txt"; then
+    fail "--init with --patch accepted"
 fi
-grep -q "drop --glimpses" "$tmp/init.txt" || fail "--init --glimpses: no clear message: $(cat "$tmp/init.txt")"
+grep -q "drop --patch" "$tmp/init.txt" || fail "--init --patch: no clear message: $(cat "$tmp/init.txt")"
+# --glimpses is the exception: the weights do not depend on the count.
+"${init[@]}" --init "$tmp/m.ram" --glimpses 7 --lr 0 --out "$tmp/g.ram" 2>"$tmp/init.txt" ||
+    fail "ram-train --init --glimpses 7: $(cat "$tmp/init.txt")"
+"$bin/ram-eval" --model "$tmp/g.ram" --data "$tmp/data" --json 2>/dev/null | grep -q '"glimpses": 7,' ||
+    fail "--init --glimpses 7: the model written does not take 7 glimpses"
 if "${init[@]}" --init "$tmp/m.ram" --dataset translated60 --out "$tmp/b.ram" 2>"$tmp/init.txt"; then
     fail "a 28x28 model trained on translated60"
 fi
