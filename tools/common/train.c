@@ -219,6 +219,11 @@ static int load_folder(run *r) {
     return r->val_loaded < 0 ? -1 : 0;
 }
 
+/* Whether --init's model is given another count of glimpses. */
+static int init_retimes(const train_options *o) {
+    return o->init_glimpses || o->init_emit_every >= 0;
+}
+
 /* The training set, and the validation set made from its last --val images. */
 static int load_data(run *r) {
     train_options *o = r->o;
@@ -231,11 +236,12 @@ static int load_data(run *r) {
         TRY(ram_model_load(o->init, &r->model));
         TRY(ram_model_get_params(r->model, &p));
         r->objects = p.objects;
-        if (o->init_glimpses || o->init_emit_given) { /* another count of glimpses */
+        if (init_retimes(o)) {
             const int T = o->init_glimpses ? o->init_glimpses : p.glimpses;
-            const int K = o->init_emit_given ? o->init_emit_every
-                          : o->init_glimpses ? 0
-                                             : p.emit_every;
+            /* --glimpses alone: a label every glimpses / objects */
+            const int K = o->init_emit_every >= 0 ? o->init_emit_every
+                          : o->init_glimpses      ? 0
+                                                  : p.emit_every;
             ram_model *retimed;
             TRY(ram_model_with_glimpses(r->model, T, K, &retimed));
             ram_model_free(r->model);
@@ -461,8 +467,7 @@ static void print_header(const run *r) {
                 (double)o->mp.zoom_min, (double)o->mp.zoom_max);
     if (o->init && !o->resume)
         fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)%s\n",
-                o->init,
-                o->init_glimpses || o->init_emit_given ? ", the glimpses counted as above" : "");
+                o->init, init_retimes(o) ? ", the glimpses counted as above" : "");
 }
 
 /* --log: a new file, or appended to when resuming if its columns are this run's.

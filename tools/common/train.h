@@ -19,9 +19,9 @@ typedef struct train_options {
     const char *train_images, *train_labels; /* a pair of files instead of --data */
     const char *model_flag; /* the last architecture option given, refused with --init */
     /* With --init, --glimpses and --emit-every change the model's count
-     * (ram_model_with_glimpses()): the values given, 0 for one not given. */
-    int init_glimpses, init_emit_every, init_emit_given;
-    int dataset;            /* dataset_kind */
+     * (ram_model_with_glimpses()): the values given, else 0 and -1. */
+    int init_glimpses, init_emit_every;
+    int dataset; /* dataset_kind */
     int epochs, batch, threads, val, train_limit, decay_epochs, quiet, shift;
     float rotate, zoom; /* training-image augmentation (datasets.h) */
     /* Image folders (folder.h): the canvas (0 = the first image's), the fit

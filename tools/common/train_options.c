@@ -263,7 +263,6 @@ static int check(const tool_info *tool, const tool_opt *t, size_t n, train_optio
             o->init_glimpses = o->mp.glimpses;
         } else if (o->init && t[i].seen && t[i].dst == &o->mp.emit_every) {
             o->init_emit_every = o->mp.emit_every;
-            o->init_emit_given = 1;
         } else if ((t[i].flags & OPT_GROUP) && t[i].seen > last) {
             last = t[i].seen;
             o->model_flag = t[i].name;
@@ -303,6 +302,7 @@ int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) 
     memset(o, 0, sizeof *o);
     o->data = "data/mnist";
     o->out = "ram-mnist.ram";
+    o->init_emit_every = -1;
     o->epochs = 100;
     o->batch = 64;
     o->threads = 2;
