@@ -7,7 +7,9 @@
 #        scripts/deps.sh --demo         also what the demo needs (MNIST download, plots)
 #        scripts/deps.sh --reliability  also what scripts/test.sh's sanitizer, valgrind
 #                                       and fuzzing passes need (clang 14 with libFuzzer
-#                                       and the sanitizer runtimes, valgrind)
+#                                       and the sanitizer runtimes, valgrind), and PyTorch,
+#                                       so that CI tests the PyTorch bridge too (its tests
+#                                       are skipped where PyTorch is not installed)
 #        scripts/deps.sh --cross        only what scripts/cross-check.sh needs for arm64
 #                                       and s390x: their cross compilers, qemu-user, and
 #                                       the two architectures' libopenblas-dev and check
@@ -49,7 +51,7 @@ packages=(build-essential cmake pkg-config libopenblas-dev check libpng-dev libj
     python3 python3-numpy python3-pytest python3-sklearn python3-tqdm python3-pil abigail-tools
     doxygen libopenmpi-dev openmpi-bin)
 [ "${1:-}" = "--demo" ] && packages+=(curl ca-certificates gnuplot-nox)
-[ "${1:-}" = "--reliability" ] && packages+=(clang libclang-rt-14-dev valgrind)
+[ "${1:-}" = "--reliability" ] && packages+=(clang libclang-rt-14-dev valgrind python3-torch)
 
 command -v dpkg-query >/dev/null || { echo "deps.sh: not Debian; install: ${packages[*]}" >&2; exit 0; }
 missing=()
