@@ -375,6 +375,17 @@ grep -q "go together" "$tmp/zm.txt" || fail "half a zoom range: $(cat "$tmp/zm.t
 # the model (as the rest of its architecture), without --objects.
 "${init[@]}" --dataset pairs100 --init "$tmp/d.ram.ckpt" --lr 0 --out "$tmp/d3.ram" \
     2>"$tmp/d.txt" || fail "--init from a two-object model: $(cat "$tmp/d.txt")"
+# Its glimpses retimed: a count the two labels cannot share, and an
+# --emit-every that does not make the count, are refused in the options' words.
+for retime in "--glimpses 5:5 glimpses are not a multiple of 2" \
+    "--glimpses 6 --emit-every 2:2 x --emit-every 2 is 4 glimpses, not 6"; do
+    # shellcheck disable=SC2086 # the options split on purpose
+    if "${init[@]}" --dataset pairs100 --init "$tmp/d.ram.ckpt" ${retime%%:*} --out "$tmp/d4.ram" \
+        2>"$tmp/d.txt"; then
+        fail "--init ${retime%%:*} accepted on a two-object model"
+    fi
+    grep -qF "${retime#*:}" "$tmp/d.txt" || fail "--init ${retime%%:*}: $(cat "$tmp/d.txt")"
+done
 "$bin/ram-glimpses" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset pairs100 --count 2 \
     --out "$tmp/d.png" >"$tmp/d.txt" 2>&1 || fail "ram-glimpses DRAM: $(cat "$tmp/d.txt")"
 [ -s "$tmp/d.png" ] || fail "ram-glimpses DRAM: no figure"

@@ -242,6 +242,20 @@ static int load_data(run *r) {
             const int K = o->init_emit_every >= 0 ? o->init_emit_every
                           : o->init_glimpses      ? 0
                                                   : p.emit_every;
+            if (p.objects > 1 && (K ? p.objects * K != T : T % p.objects)) {
+                /* the library's refusal speaks of counts, not of options */
+                if (K)
+                    fprintf(stderr,
+                            "%s: %s labels %d objects: %d x --emit-every %d is %d glimpses, "
+                            "not %d\n",
+                            r->prog, o->init, p.objects, p.objects, K, p.objects * K, T);
+                else
+                    fprintf(stderr,
+                            "%s: %s labels %d objects: %d glimpses are not a multiple of %d "
+                            "(or give --emit-every K for %d x K glimpses)\n",
+                            r->prog, o->init, p.objects, T, p.objects, p.objects);
+                return -1;
+            }
             ram_model *retimed;
             TRY(ram_model_with_glimpses(r->model, T, K, &retimed));
             ram_model_free(r->model);
