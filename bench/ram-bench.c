@@ -253,7 +253,7 @@ static void train_work(void *arg, long iters) {
 }
 
 static stat3 bench_train(const ram_model_params *p, const float *x, const int *y, int batch,
-                         int threads) {
+                         int threads, ram_products products) {
     ram_model *m;
     ram_policy *pol;
     ram_trainer *t;
@@ -264,6 +264,7 @@ static stat3 bench_train(const ram_model_params *p, const float *x, const int *y
     pp.std = 0.15f; /* the peer's std (cost does not depend on it) */
     tp.max_batch = batch;
     tp.threads = threads;
+    tp.products = products;
     CHECK(ram_model_create(p, &m));
     CHECK(ram_policy_create(&pp, m, &pol));
     CHECK(ram_trainer_create(m, pol, &tp, &t));
@@ -388,6 +389,7 @@ typedef struct peer_result {
     char setup[1024];
     char picked[512]; /* which setup gave each figure (the search for the peer's best) */
     stat3 train32, train128, infer1, infer256;
+    stat3 train128_bf16; /* RAM_PRODUCTS_BF16, where the CPU has it; else zeros */
 } peer_result;
 
 /* Finds "key": {"median": x, "min": y, "max": z} in the peer's JSON. */
@@ -505,6 +507,7 @@ static peer_result run_peer(const config *c, int threads) {
 
 typedef struct row {
     stat3 train32, train128, infer1, infer256;
+    stat3 train128_bf16;              /* RAM_PRODUCTS_BF16, where the CPU has it; else zeros */
     stat3 infer1_half;                /* ram_state_set_precision(HALF) */
     stat3 infer1_bf16;                /* ram_state_set_precision(BF16) */
     stat3 infer256_states;            /* a 1-thread state per caller thread */
@@ -589,8 +592,11 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     row lr[2];
     peer_result pr[2];
     for (int t = 1; t <= opt.max_threads; t++) {
-        lr[t - 1].train32 = bench_train(&p, x, y, 32, t);
-        lr[t - 1].train128 = bench_train(&p, x, y, 128, t);
+        lr[t - 1].train32 = bench_train(&p, x, y, 32, t, RAM_PRODUCTS_FLOAT);
+        lr[t - 1].train128 = bench_train(&p, x, y, 128, t, RAM_PRODUCTS_FLOAT);
+        lr[t - 1].train128_bf16 = ram_bf16_products_supported()
+                                      ? bench_train(&p, x, y, 128, t, RAM_PRODUCTS_BF16)
+                                      : (stat3){0};
         lr[t - 1].infer1 = bench_infer(m, x, POOL, 1, t, 0, RAM_PRECISION_FLOAT);
         lr[t - 1].infer1_half = bench_infer(m, x, POOL, 1, t, 0, RAM_PRECISION_HALF);
         lr[t - 1].infer1_bf16 = bench_infer(m, x, POOL, 1, t, 0, RAM_PRECISION_BF16);
@@ -616,6 +622,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     } while (0)
     ROW("train, batch 32", train32, "samples/s");
     ROW("train, batch 128", train128, "samples/s");
+    if (ram_bf16_products_supported())
+        ROW("train, b128, bf16 products", train128_bf16, "samples/s");
+    else
+        say("   %-26s not measured: this CPU has no AVX512_BF16\n", "train, b128, bf16 products");
     ROW("infer, batch 1", infer1, "samples/s");
     say("   %-26s %22.1f %22.1f %10s  us/image\n", "infer, batch 1 latency",
         1e6 / lr[0].infer1.median, opt.max_threads > 1 ? 1e6 / lr[1].infer1.median : 0.0, "");
@@ -655,6 +665,13 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
         peak[1].median * 1e9 / f.train,
         100 * lr[0].train128.median / (peak[0].median * 1e9 / f.train),
         opt.max_threads > 1 ? 100 * lr[1].train128.median / (peak[1].median * 1e9 / f.train) : 0);
+    if (ram_bf16_products_supported())
+        say("   %-26s with bf16 products (the same FLOPs counted): %3.0f%% / %3.0f%% of that "
+            "limit at batch 128\n",
+            "", 100 * lr[0].train128_bf16.median / (peak[0].median * 1e9 / f.train),
+            opt.max_threads > 1
+                ? 100 * lr[1].train128_bf16.median / (peak[1].median * 1e9 / f.train)
+                : 0);
     say("   %-26s infer batch 1: %.1f us/image at 1 thread (%.0f%% of the sgemm limit %.1f us)\n",
         "", 1e6 / lr[0].infer1.median,
         100 * (f.infer / (peak[0].median * 1e9)) / (1 / lr[0].infer1.median),
@@ -703,6 +720,7 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             printf("%s{\"threads\": %d, \"libram\": {", t ? ", " : "", t + 1);
             print_stat_json("train_b32", lr[t].train32, 0);
             print_stat_json("train_b128", lr[t].train128, 0);
+            print_stat_json("train_b128_bf16_products", lr[t].train128_bf16, 0);
             print_stat_json("infer_b1", lr[t].infer1, 0);
             print_stat_json("infer_b1_half", lr[t].infer1_half, 0);
             print_stat_json("infer_b1_bf16", lr[t].infer1_bf16, 0);
@@ -713,10 +731,12 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             printf("\"infer_b1_stop_us\": %.3f, ", 1e6 / lr[t].infer1_stop.median);
             printf("\"infer_b1_us\": %.3f, \"infer_b1_half_us\": %.3f, \"infer_b1_bf16_us\": "
                    "%.3f}, \"train_limit\": %.1f, "
-                   "\"fraction_of_limit_b128\": %.4f, \"fraction_of_fma_peak_b128\": %.4f, "
+                   "\"fraction_of_limit_b128\": %.4f, \"fraction_of_limit_b128_bf16_products\": "
+                   "%.4f, \"fraction_of_fma_peak_b128\": %.4f, "
                    "\"fraction_of_fma_peak_infer_b1\": %.4f",
                    1e6 / lr[t].infer1.median, 1e6 / lr[t].infer1_half.median,
                    1e6 / lr[t].infer1_bf16.median, lim, lr[t].train128.median / lim,
+                   lr[t].train128_bf16.median / lim,
                    fma_limit[t] > 0 ? lr[t].train128.median * f.train / (fma_limit[t] * 1e9) : 0,
                    fma_limit[t] > 0 ? lr[t].infer1.median * f.infer / (fma_limit[t] * 1e9) : 0);
             if (opt.peer && pr[t].ok) {

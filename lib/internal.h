@@ -224,9 +224,40 @@ RAM_HIDDEN void ram_glimpse_soft_backward(const struct ram_glimpse *g, ram_image
 #define RAM_GEMV_MAX_ROWS 8
 #endif
 
-/* Y[n x out] (ld ldy) = X[n x in] (ld ldx) W^T + b, or += when accumulate. b may be NULL. */
+/* bfloat16 products for training (products_bf16.c): a worker's packing
+ * buffers and its weights' packings for the current slice.  NULL wherever
+ * the products stay float. */
+typedef struct ram_bf16 ram_bf16;
+struct ram_tensor_info;
+/* The CPU has AVX512_BF16 (and AVX-512 F/BW/VL, saved by the system). */
+RAM_HIDDEN bool ram_bf16_supported(void);
+/* Buffers for products of up to max_n rows of the layers whose weights
+ * are t[0 .. count) (rows = outputs, cols = inputs; cols 1: a bias,
+ * skipped).  Errors: INVALID_ARGUMENT (the CPU has no AVX512_BF16),
+ * OUT_OF_MEMORY. */
+RAM_HIDDEN ram_status ram_bf16_create(const struct ram_tensor_info *t, int count, int max_n,
+                                      ram_bf16 **out);
+RAM_HIDDEN void ram_bf16_free(ram_bf16 *s);
+/* A new slice: forget the weights' packings (the weights changed); `on`
+ * false keeps the slice's products float (evaluation).  NULL: nothing. */
+RAM_HIDDEN void ram_bf16_begin(ram_bf16 *s, bool on);
+/* The three products of ram_linear_forward() and ram_linear_backward() in
+ * bfloat16 with float sums; false, touching nothing, when s is NULL or off
+ * or the product is not one for the kernel (a side under 16): then the
+ * caller runs sgemm. */
+RAM_HIDDEN bool ram_bf16_forward(ram_bf16 *s, const float *X, int ldx, int n, int in,
+                                 const float *W, int out, float *Y, int ldy, bool acc);
+RAM_HIDDEN bool ram_bf16_backward_dx(ram_bf16 *s, const float *dY, int ldy, int n, int in, int out,
+                                     const float *W, float *dX, int lddx, bool acc);
+RAM_HIDDEN bool ram_bf16_backward_dw(ram_bf16 *s, const float *dY, int ldy, const float *X, int ldx,
+                                     int n, int in, int out, float *dW);
+
+/* Y[n x out] (ld ldy) = X[n x in] (ld ldx) W^T + b, or += when accumulate. b may be NULL.
+ * Above RAM_GEMV_MAX_ROWS rows, the product in bfloat16 when bf16 (not
+ * NULL, on) takes it, else sgemm. */
 RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W,
-                                   const float *b, int out, float *Y, int ldy, bool accumulate);
+                                   const float *b, int out, float *Y, int ldy, bool accumulate,
+                                   ram_bf16 *bf16);
 /* The forms the kernels read weights in: floats, or the 16-bit numbers of
  * a state's reduced-precision copy (ram_state_set_precision()): IEEE 754
  * binary16, or bfloat16 (a float's upper 16 bits: a float's range, 8 bits
@@ -294,10 +325,11 @@ static inline float ram_bf16_to_float(uint16_t h) {
     memcpy(&f, &x, sizeof f);
     return f;
 }
-/* dW += dY^T X, db += sum_rows dY; dX (ld lddx) = or += dY W when dX != NULL. */
+/* dW += dY^T X, db += sum_rows dY; dX (ld lddx) = or += dY W when dX != NULL.
+ * The products in bfloat16 when bf16 takes them (as ram_linear_forward()). */
 RAM_HIDDEN void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int n,
                                     int in, int out, const float *W, float *dW, float *db,
-                                    float *dX, int lddx, bool accumulate_dx);
+                                    float *dX, int lddx, bool accumulate_dx, ram_bf16 *bf16);
 RAM_HIDDEN void ram_relu_forward(float *Y, int n, int cols, int ld);
 /* dY *= (Y > 0), Y the ReLU output. */
 RAM_HIDDEN void ram_relu_backward(const float *Y, float *dY, int n, int cols, int ld);
@@ -556,6 +588,9 @@ typedef struct ram_ws {
     float *halt_probs;
     int *halt_rows;
     float *grad; /* n_params */
+    /* A trainer's bfloat16 products (ram_trainer_params.products), owned
+     * by the trainer; NULL: float products. */
+    ram_bf16 *bf16;
 } ram_ws;
 
 /* The core layer the location network and the baseline read (T+1 x n x

@@ -202,6 +202,8 @@ static void run_slice(ram_trainer *t, worker *wk) {
     const ram_images images = ram_images_from(t->images, wk->i0, img);
     const int *labels = t->labels + (size_t)wk->i0 * S;
     ram_ws *ws = &wk->ws;
+    /* The weights changed since the last slice; evaluation stays float. */
+    ram_bf16_begin(ws->bf16, t->training);
 
     if (!t->training) {
         ram_model_forward_with(m, m->w, (ram_w16){0}, &t->cols, ws, images, n, RAM_LOC_MEAN, NULL,
@@ -316,6 +318,8 @@ static void run_all(ram_trainer *t, int n) {
 /* ---- create / free ---- */
 
 static void release_worker(worker *wk) {
+    ram_bf16_free(wk->ws.bf16);
+    wk->ws.bf16 = NULL;
     ram_ws_release(&wk->ws);
     float *bufs[] = {wk->gbw, wk->b, wk->R, wk->dmu};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
@@ -347,6 +351,9 @@ static ram_status check_trainer_params(const ram_model *m, const ram_policy *pol
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "trainer_create: label_smoothing %g must be in [0, 1)",
                         (double)p->label_smoothing);
+    if (p->products != RAM_PRODUCTS_FLOAT && p->products != RAM_PRODUCTS_BF16)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_create: products %d unknown",
+                        (int)p->products);
     if (p->threads < 1 || p->threads > 256)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "trainer_create: threads %d not in [1, 256]",
                         p->threads);
@@ -370,6 +377,9 @@ static ram_status make_workers(ram_trainer *t, size_t slice) {
         worker *wk = &t->w[k];
         ram_status s = ram_ws_init(&wk->ws, m, (int)slice, true);
         if (s) return s;
+        if (t->p.products == RAM_PRODUCTS_BF16 &&
+            (s = ram_bf16_create(m->t, RAM_T_COUNT, (int)slice, &wk->ws.bf16)))
+            return s;
         wk->gbw = calloc(nbw ? nbw : 1, sizeof(float));
         wk->b = malloc(sizeof(float) * T * slice);
         wk->R = malloc(sizeof(float) * T * slice);

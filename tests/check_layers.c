@@ -7,6 +7,7 @@
 #include <check.h>
 #include "check_main.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,7 @@ typedef struct lin_case {
 } lin_case;
 
 static double lin_loss(lin_case *c) {
-    ram_linear_forward(c->X, c->ldx, c->n, c->in, c->W, c->b, c->out, c->Y, c->ldy, false);
+    ram_linear_forward(c->X, c->ldx, c->n, c->in, c->W, c->b, c->out, c->Y, c->ldy, false, NULL);
     double L = 0;
     for (int i = 0; i < c->n; i++)
         for (int j = 0; j < c->out; j++)
@@ -83,10 +84,10 @@ static void linear_gradcheck(int n, int in, int out, int ldx, int ldy, bool with
     lin_loss(&c);
     /* dY = A, which has stride ldy like Y. */
     ram_linear_backward(c.A, ldy, c.X, ldx, n, in, out, c.W, dW, with_bias ? db : NULL, dX, ldx,
-                        false);
+                        false, NULL);
     float *dWacc = malloc(sizeof(float) * out * in);
     memcpy(dWacc, dW, sizeof(float) * out * in);
-    ram_linear_backward(c.A, ldy, c.X, ldx, n, in, out, c.W, dWacc, NULL, dXacc, ldx, true);
+    ram_linear_backward(c.A, ldy, c.X, ldx, n, in, out, c.W, dWacc, NULL, dXacc, ldx, true, NULL);
 
     float *gW = malloc(sizeof(float) * out * in), *gb = malloc(sizeof(float) * out),
           *gX = malloc(sizeof(float) * n * ldx);
@@ -150,13 +151,13 @@ START_TEST(test_linear_rows_independent) {
             const int in = ins[a], out = outs[o];
             float *x = rnd(in), *W = rnd((size_t)out * in), *b = rnd(out), *whole = rnd(out),
                   *part = malloc(sizeof(float) * out);
-            ram_linear_forward(x, in, 1, in, W, b, out, whole, out, false);
+            ram_linear_forward(x, in, 1, in, W, b, out, whole, out, false, NULL);
             const int blocks[] = {1, 5, 13};
             for (int k = 0; k < 3; k++) {
                 for (int r = 0; r < out; r += blocks[k]) {
                     const int rows = r + blocks[k] <= out ? blocks[k] : out - r;
                     ram_linear_forward(x, in, 1, in, W + (size_t)r * in, b + r, rows, part + r, out,
-                                       false);
+                                       false, NULL);
                 }
                 ck_assert_msg(!memcmp(whole, part, sizeof(float) * out),
                               "in %d out %d: rows in blocks of %d differ from the whole layer", in,
@@ -283,10 +284,10 @@ START_TEST(test_linear_forward_reference) {
     memcpy(Yacc, Y0, sizeof Y);
     memcpy(Ynob, Y0, sizeof Y);
     memcpy(Yaccnob, Y0, sizeof Y);
-    ram_linear_forward(X, LDX, N, IN, W, b, OUT, Y, LDY, false);
-    ram_linear_forward(X, LDX, N, IN, W, b, OUT, Yacc, LDY, true);
-    ram_linear_forward(X, LDX, N, IN, W, NULL, OUT, Ynob, LDY, false);
-    ram_linear_forward(X, LDX, N, IN, W, NULL, OUT, Yaccnob, LDY, true);
+    ram_linear_forward(X, LDX, N, IN, W, b, OUT, Y, LDY, false, NULL);
+    ram_linear_forward(X, LDX, N, IN, W, b, OUT, Yacc, LDY, true, NULL);
+    ram_linear_forward(X, LDX, N, IN, W, NULL, OUT, Ynob, LDY, false, NULL);
+    ram_linear_forward(X, LDX, N, IN, W, NULL, OUT, Yaccnob, LDY, true, NULL);
     for (int i = 0; i < N; i++)
         for (int j = 0; j < LDY; j++) {
             size_t at = (size_t)i * LDY + j;
@@ -306,6 +307,119 @@ START_TEST(test_linear_forward_reference) {
             ck_assert_double_eq_tol(Yaccnob[at], Y0[at] + xw, 1e-5);
         }
     free(X), free(W), free(b), free(Y0);
+}
+END_TEST
+
+/* ---- bfloat16 products ---- */
+
+static double bf(float x) {
+    return ram_bf16_to_float(ram_float_to_bf16(x));
+}
+
+/* |got - want| within float summation's error of the bf16-rounded
+ * operands' exact product (sum of |a| |b| over the k terms). */
+static void check_bf16(float got, double want, double mag, const char *what, int i, int j) {
+    ck_assert_msg(fabs(got - want) <= 1e-5 * (mag + 1), "%s[%d][%d]: %.7g, want %.7g", what, i, j,
+                  got, want);
+}
+
+/* The three products of a linear layer through ram_bf16_*, on shapes with
+ * every edge (rows not a multiple of 8, columns not of 16 or 32, an odd
+ * summed dimension, strides wider than the rows), against a double
+ * product of the operands rounded to bfloat16: the kernels must round
+ * each operand once, to nearest even, and sum in float.  The packings of
+ * W are kept between calls (ram_bf16_begin() forgets them); a second
+ * weight of the same shape must not be served the first one's. */
+START_TEST(test_bf16_products) {
+    if (!ram_bf16_supported()) {
+        printf("check_layers: bf16 products: this CPU has no AVX512_BF16, skipped\n");
+        return;
+    }
+    static const int shapes[][3] = {{37, 45, 50}, {64, 256, 256}, {16, 16, 16}, {19, 33, 17}};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+        const int n = shapes[sh][0], in = shapes[sh][1], out = shapes[sh][2];
+        const int ldx = in + 3, ldy = out + 5;
+        lcg_state = 40 + (uint32_t)sh;
+        float *X = rnd((size_t)n * ldx), *W = rnd((size_t)out * in), *W2 = rnd((size_t)out * in);
+        float *dY = rnd((size_t)n * ldy), *Y = rnd((size_t)n * ldy),
+              *Y0 = malloc(sizeof(float) * n * ldy);
+        float *dX = rnd((size_t)n * ldx), *dX0 = malloc(sizeof(float) * n * ldx);
+        float *dW = rnd((size_t)out * in), *dW0 = malloc(sizeof(float) * out * in);
+        ck_assert_ptr_nonnull(Y0);
+        ck_assert_ptr_nonnull(dX0);
+        ck_assert_ptr_nonnull(dW0);
+        memcpy(Y0, Y, sizeof(float) * n * ldy);
+        memcpy(dX0, dX, sizeof(float) * n * ldx);
+        memcpy(dW0, dW, sizeof(float) * out * in);
+        const ram_tensor_info t = {0, out, in};
+        ram_bf16 *s = NULL;
+        ck_assert_int_eq(ram_bf16_create(&t, 1, n, &s), RAM_OK);
+        ck_assert(!ram_bf16_forward(s, X, ldx, n, in, W, out, Y, ldy, false)); /* off */
+        ram_bf16_begin(s, true);
+        for (int pass = 0; pass < 2; pass++) { /* the second from the kept packings */
+            const bool acc = pass == 1;
+            const float *w = W;
+            ck_assert(ram_bf16_forward(s, X, ldx, n, in, w, out, Y, ldy, acc));
+            ck_assert(ram_bf16_backward_dx(s, dY, ldy, n, in, out, w, dX, ldx, acc));
+            for (int i = 0; i < n; i++)
+                for (int o = 0; o < ldy; o++) {
+                    const size_t at = (size_t)i * ldy + o;
+                    if (o >= out) { /* between rows: untouched */
+                        ck_assert_float_eq(Y[at], Y0[at]);
+                        continue;
+                    }
+                    double want = acc ? Y0[at] : 0, mag = acc ? fabs(Y0[at]) : 0;
+                    for (int k = 0; k < in; k++) {
+                        want += bf(X[(size_t)i * ldx + k]) * bf(w[(size_t)o * in + k]);
+                        mag += fabs(X[(size_t)i * ldx + k] * w[(size_t)o * in + k]);
+                    }
+                    check_bf16(Y[at], want, mag, "Y", i, o);
+                }
+            for (int i = 0; i < n; i++)
+                for (int k = 0; k < ldx; k++) {
+                    const size_t at = (size_t)i * ldx + k;
+                    if (k >= in) {
+                        ck_assert_float_eq(dX[at], dX0[at]);
+                        continue;
+                    }
+                    double want = acc ? dX0[at] : 0, mag = acc ? fabs(dX0[at]) : 0;
+                    for (int o = 0; o < out; o++) {
+                        want += bf(dY[(size_t)i * ldy + o]) * bf(w[(size_t)o * in + k]);
+                        mag += fabs(dY[(size_t)i * ldy + o] * w[(size_t)o * in + k]);
+                    }
+                    check_bf16(dX[at], want, mag, "dX", i, k);
+                }
+            /* the results of this pass are the next one's starting values */
+            memcpy(Y0, Y, sizeof(float) * n * ldy);
+            memcpy(dX0, dX, sizeof(float) * n * ldx);
+        }
+        /* another weight of the same shape: its own packing */
+        ck_assert(ram_bf16_forward(s, X, ldx, n, in, W2, out, Y, ldy, false));
+        for (int o = 0; o < out; o++) {
+            double want = 0, mag = 0;
+            for (int k = 0; k < in; k++) {
+                want += bf(X[k]) * bf(W2[(size_t)o * in + k]);
+                mag += fabs(X[k] * W2[(size_t)o * in + k]);
+            }
+            check_bf16(Y[o], want, mag, "Y (W2)", 0, o);
+        }
+        ck_assert(ram_bf16_backward_dw(s, dY, ldy, X, ldx, n, in, out, dW));
+        for (int o = 0; o < out; o++)
+            for (int k = 0; k < in; k++) {
+                double want = dW0[(size_t)o * in + k], mag = fabs(want);
+                for (int i = 0; i < n; i++) {
+                    want += bf(dY[(size_t)i * ldy + o]) * bf(X[(size_t)i * ldx + k]);
+                    mag += fabs(dY[(size_t)i * ldy + o] * X[(size_t)i * ldx + k]);
+                }
+                check_bf16(dW[(size_t)o * in + k], want, mag, "dW", o, k);
+            }
+        /* too thin for the kernel: left to sgemm */
+        ck_assert(!ram_bf16_forward(s, X, ldx, n, in, W, 10, Y, ldy, false));
+        ck_assert(!ram_bf16_forward(s, X, ldx, 8, in, W, out, Y, ldy, false));
+        ram_bf16_free(s);
+        free(X), free(W), free(W2), free(dY), free(Y), free(Y0), free(dX), free(dX0), free(dW),
+            free(dW0);
+    }
 }
 END_TEST
 
@@ -509,6 +623,7 @@ static Suite *layers_suite(void) {
     TCase *tc = tcase_create("gradients");
     tcase_add_test(tc, test_linear_gradients);
     tcase_add_test(tc, test_linear_forward_reference);
+    tcase_add_test(tc, test_bf16_products);
     tcase_add_test(tc, test_linear_rows_independent);
     tcase_add_test(tc, test_linear_sparse);
     tcase_add_test(tc, test_transpose_and_count);

@@ -245,7 +245,7 @@ START_TEST(test_half_kernel_equals_float_kernel) {
                             bias[i] = urand();
                         for (int i = 0; i < n * ldy; i++)
                             Y1[i] = Y2[i] = urand();
-                        ram_linear_forward(X, ldx, n, in, W, bias, out, Y1, ldy, acc);
+                        ram_linear_forward(X, ldx, n, in, W, bias, out, Y1, ldy, acc, NULL);
                         ram_linear_forward_w16(X, ldx, n, in, W16,
                                                bf16 ? RAM_WFORM_BF16 : RAM_WFORM_HALF, bias, out,
                                                Y2, ldy, acc);

@@ -59,6 +59,7 @@ static int image_side = SIDE; /* another size gives the same tensor shapes */
 static ram_baseline_type setup_baseline = RAM_BASELINE_LINEAR;
 static float setup_weight_decay = 0.0f;
 static float setup_average_decay = 0.0f;
+static ram_products setup_products = RAM_PRODUCTS_FLOAT;
 
 static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type core) {
     ram_model_params mp;
@@ -89,6 +90,7 @@ static void make_setup(setup *s, int threads, ram_optimizer opt, ram_core_type c
     tp.threads = threads;
     tp.weight_decay = setup_weight_decay;
     tp.average_decay = setup_average_decay;
+    tp.products = setup_products;
     ck_assert_int_eq(ram_trainer_create(s->m, s->pol, &tp, &s->t), RAM_OK);
 }
 
@@ -272,6 +274,61 @@ START_TEST(test_threads_agree) {
         free(w1), free(w2), free(w3), free(w2b);
     }
     free(w0);
+}
+END_TEST
+
+/* bfloat16 products: refused where the CPU cannot run them (and an
+ * unknown format everywhere); where it can, deterministic, really used
+ * (the weights differ from the float products' in their low bits) and
+ * close to the float training after a few steps. */
+START_TEST(test_bf16_products) {
+    make_data();
+    ram_model_params mp;
+    ram_model_params_init(&mp);
+    mp.height = mp.width = SIDE;
+    mp.glimpse.patch = 4;
+    mp.classes = NCLASS;
+    ram_model *m = NULL;
+    ram_policy *pol = NULL;
+    ck_assert_int_eq(ram_model_create(&mp, &m), RAM_OK);
+    ram_policy_params pp;
+    ram_policy_params_init(&pp);
+    ck_assert_int_eq(ram_policy_create(&pp, m, &pol), RAM_OK);
+    ram_trainer_params tp;
+    ram_trainer_params_init(&tp);
+    ck_assert_int_eq(tp.products, RAM_PRODUCTS_FLOAT);
+    ram_trainer *t = NULL;
+    tp.products = (ram_products)7;
+    ck_assert_int_eq(ram_trainer_create(m, pol, &tp, &t), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(t);
+    tp.products = RAM_PRODUCTS_BF16;
+    if (!ram_bf16_products_supported()) {
+        ck_assert_int_eq(ram_trainer_create(m, pol, &tp, &t), RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_null(t);
+        ck_assert_ptr_nonnull(strstr(ram_last_error(), "AVX512_BF16"));
+        printf("check_trainer: bf16 products: this CPU has no AVX512_BF16, training skipped\n");
+    }
+    ram_policy_free(pol);
+    ram_model_free(m);
+    if (!ram_bf16_products_supported()) return;
+
+    size_t n;
+    /* one thread: the batch of 16 stays whole, wide enough for the kernel */
+    float *w_float = weights_after(1, RAM_OPT_ADAM, 4, &n);
+    setup_products = RAM_PRODUCTS_BF16;
+    float *w_bf16 = weights_after(1, RAM_OPT_ADAM, 4, &n);
+    float *again = weights_after(1, RAM_OPT_ADAM, 4, &n);
+    setup_products = RAM_PRODUCTS_FLOAT;
+    ck_assert_mem_eq(w_bf16, again, sizeof(float) * n);
+    double wmax = 0, d = 0;
+    for (size_t i = 0; i < n; i++) {
+        wmax = fmax(wmax, fabs(w_float[i]));
+        d = fmax(d, fabs(w_float[i] - w_bf16[i]));
+    }
+    ck_assert_msg(d > 0, "bf16 products gave the float products' weights");
+    ck_assert_msg(d <= 2e-2 * wmax, "bf16 products moved the weights %g from float's (max |w| %g)",
+                  d, wmax);
+    free(w_float), free(w_bf16), free(again);
 }
 END_TEST
 
@@ -946,6 +1003,7 @@ static Suite *trainer_suite(void) {
     TCase *th = tcase_create("steps");
     tcase_add_test(th, test_threads_agree);
     tcase_add_test(th, test_tiny_batch_with_threads);
+    tcase_add_test(th, test_bf16_products);
     tcase_add_test(th, test_steps_allocate_nothing);
     tcase_add_test(th, test_failed_step_changes_nothing);
     tcase_add_test(th, test_evaluate_matches_classify);

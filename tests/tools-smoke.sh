@@ -104,6 +104,14 @@ if "${train[@]}" --epochs 1 --label-smoothing 1 --out "$tmp/b.ram" 2>"$tmp/ls.tx
 fi
 grep -qF -- "--label-smoothing 1: must be in [0, 1)" "$tmp/ls.txt" || fail "--label-smoothing 1: $(cat "$tmp/ls.txt")"
 
+# --products bf16: where the CPU runs it, one epoch ends elsewhere than with
+# float products; elsewhere, a refusal that names what is missing.
+if "${train[@]}" --epochs 1 --products bf16 --out "$tmp/bf.ram" 2>"$tmp/bf.txt"; then
+    cmp -s "$tmp/ls0.ram" "$tmp/bf.ram" && fail "--products bf16 trained the same model as float"
+else
+    grep -qF "AVX512_BF16" "$tmp/bf.txt" || fail "--products bf16: $(cat "$tmp/bf.txt")"
+fi
+
 # --val 0: every training image trained on, and --out rewritten each epoch
 # with the last epoch's model (the average's): two epochs differ from one, and
 # equal one epoch resumed for a second, byte for byte; the log's validation
@@ -216,6 +224,9 @@ expect 2 "${train[@]}" --train-limit 0
 grep -qF -- "--train-limit 0: must be in [1, " "$tmp/rc.txt" || fail "--train-limit 0: $(cat "$tmp/rc.txt")"
 expect 2 "${train[@]}" --batch 0
 grep -qF -- "ram-train: --batch 0: must be in [1, 65536]" "$tmp/rc.txt" || fail "--batch 0: $(cat "$tmp/rc.txt")"
+# --products bf16 with narrower kernels than avx512: refused on any CPU.
+expect 1 env RAM_KERNELS=portable "${train[@]}" --epochs 1 --products bf16 --out "$tmp/bf.ram"
+grep -qF "kernels are portable" "$tmp/rc.txt" || fail "RAM_KERNELS=portable --products bf16: $(cat "$tmp/rc.txt")"
 expect 2 "${train[@]}" --core gru
 expect 2 "${train[@]}" --no-such-option
 expect 2 "$bin/ram-eval" --model "$tmp/m.ram"

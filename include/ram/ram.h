@@ -752,6 +752,26 @@ typedef enum ram_optimizer {
 } ram_optimizer;
 
 /** Optimizer, schedule and threading of a trainer. */
+/** The number format of a trainer's matrix products (the linear layers'
+ *  forward, input-gradient and weight-gradient products).  The weights, the
+ *  optimizer's state, the sums and everything else stay float either way. */
+typedef enum ram_products {
+    RAM_PRODUCTS_FLOAT = 0, /**< float products (cblas_sgemm) */
+    /** Products with both operands rounded to bfloat16 (8 bits of
+     *  significand) and float sums, on CPUs with AVX512_BF16 (from AMD Zen 4
+     *  and Intel Cooper Lake); ram_trainer_create() fails with
+     *  INVALID_ARGUMENT elsewhere (ram_bf16_products_supported() tells).
+     *  Products with a side under 16 (the location and classifier layers)
+     *  stay float, and so does ram_trainer_evaluate().  Faster where the
+     *  products are most of a step; what it does to accuracy is measured in
+     *  docs/training.md. */
+    RAM_PRODUCTS_BF16 = 1
+} ram_products;
+
+/** Whether this CPU runs RAM_PRODUCTS_BF16 (AVX512_BF16 with AVX-512 F, BW
+ *  and VL, their registers saved by the system).  1 or 0. */
+RAM_API int ram_bf16_products_supported(void);
+
 typedef struct ram_trainer_params {
     size_t struct_size;      /**< set by ram_trainer_params_init() */
     ram_optimizer optimizer; /**< (ADAM) */
@@ -797,6 +817,9 @@ typedef struct ram_trainer_params {
                                   `loss` holds the smoothed one.  In [0, 1);
                                   0 = off (0), also for a caller built against a
                                   header without this field. */
+    ram_products products;   /**< the number format of the training products
+                                  (RAM_PRODUCTS_FLOAT, also for a caller built
+                                  against a header without this field) */
 } ram_trainer_params;
 
 /** One train_batch() report.  Losses are batch means.  The figures that

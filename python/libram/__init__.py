@@ -43,7 +43,8 @@ __all__ = [
     "BufferTooSmallError", "ThreadError", "Status", "Model", "Glimpse", "Policy", "Trainer",
     "Classification", "TrainStats", "SeqEvaluation", "set_blas_threads", "library_path",
     "library_version", "library_version_info", "GLIMPSE_FORMS", "CORE_TYPES", "LOC_BOUNDS",
-    "SENSORS", "LOC_SOURCES", "BASELINE_TYPES", "SOFT_TRAINING", "REWARDS", "OPTIMIZERS",
+    "SENSORS", "LOC_SOURCES", "BASELINE_TYPES", "SOFT_TRAINING", "REWARDS", "OPTIMIZERS", "PRODUCTS",
+    "bf16_products_supported",
     "FIT_RULES", "RAMClassifier", "datasets",
 ]
 
@@ -85,6 +86,14 @@ SOFT_TRAINING = {"backprop": 0, "hybrid": 1}
 # ram_reward_mode: what a model of several objects is rewarded for.
 REWARDS = {"per-object": 0, "all-correct": 1}
 OPTIMIZERS = {"sgd": 0, "adam": 1}
+PRODUCTS = {"float": 0, "bf16": 1}
+
+
+def bf16_products_supported():
+    """Whether this CPU runs Trainer(products="bf16") (AVX512_BF16); False
+    with a libram that predates it."""
+    f = _capi.ram_bf16_products_supported
+    return bool(f()) if f is not None else False
 
 
 def set_blas_threads(n):
@@ -1162,7 +1171,9 @@ class Trainer(_Closeable):
     ram_trainer_params_init()'s defaults with `params` applied: the fields
     of ram_trainer_params (optimizer "adam" or "sgd", lr, lr_final,
     decay_steps, momentum, nesterov, beta1, beta2, eps, clip_norm,
-    max_batch, threads, weight_decay, average_decay, label_smoothing).
+    max_batch, threads, weight_decay, average_decay, label_smoothing, and
+    products "float" or "bf16": bfloat16 matrix products in training, on
+    CPUs with AVX512_BF16 only, bf16_products_supported() tells).
     lr_final follows lr unless given, as ram.h documents.  Without a
     policy the trainer makes a default Policy(model) of its own and closes
     it with itself.
@@ -1185,7 +1196,7 @@ class Trainer(_Closeable):
             raise TypeError("policy must be a libram.Policy or None, not %s"
                             % type(policy).__name__)
         p = _capi.defaults(_capi.TrainerParams)
-        _set_params(p, params, {"optimizer": OPTIMIZERS}, "trainer")
+        _set_params(p, params, {"optimizer": OPTIMIZERS, "products": PRODUCTS}, "trainer")
         if "lr" in params and "lr_final" not in params:
             p.lr_final = p.lr
         if p.threads > 1:

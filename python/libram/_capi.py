@@ -173,6 +173,7 @@ class TrainerParams(ctypes.Structure):
         ("weight_decay", ctypes.c_float),
         ("average_decay", ctypes.c_float),
         ("label_smoothing", ctypes.c_float),
+        ("products", ctypes.c_int),
     ]
 
 
@@ -370,3 +371,4 @@ ram_model_classify_stop_unit_u8 = _optional_fn("ram_model_classify_stop_unit_u8"
                                                VOIDP, VOIDP, U8P, _INT, INTP, FLOATP, INTP)
 # Zoom as an action (libram 0.2): None where the library predates it.
 ram_state_zooms = _optional_fn("ram_state_zooms", _STATUS, VOIDP, _INT, FLOATP)
+ram_bf16_products_supported = _optional_fn("ram_bf16_products_supported", _INT)

@@ -55,7 +55,8 @@ _MODEL_KNOBS = ("glimpses", "patch", "depth", "scale", "form", "glimpse_hidden",
                 "zoom_min", "zoom_max")
 _POLICY_KNOBS = ("std", "baseline", "reward_scale", "discount", "detach_core")
 _TRAINER_KNOBS = ("optimizer", "lr", "momentum", "nesterov", "beta1", "beta2", "eps",
-                  "clip_norm", "weight_decay", "average_decay", "label_smoothing", "threads")
+                  "clip_norm", "weight_decay", "average_decay", "label_smoothing", "threads",
+                  "products")
 # `sensor`, as ram-train --sensor: the model's sensor and the policy's
 # soft_training.
 _SENSORS = {"hard": ("hard", "backprop"), "soft": ("soft", "backprop"),
@@ -171,7 +172,10 @@ class RAMClassifier(*_BASES):
     0), momentum, nesterov, beta1, beta2, eps, clip_norm, weight_decay,
     average_decay (> 0: predictions and save() use the weights' moving
     average), label_smoothing (the classifier's target: 1 - e on the label,
-    e / K on each class), threads; batch_size is the trainer's max_batch.
+    e / K on each class), threads, products ("float", or "bf16": bfloat16
+    matrix products in training, on CPUs with AVX512_BF16 only;
+    libram.bf16_products_supported() tells); batch_size is the trainer's
+    max_batch.
 
     Data: X with labels y, or a datasets.FolderStream (fit(stream), labels
     from its class folders), read a batch at a time.  The model file names
@@ -208,7 +212,7 @@ class RAMClassifier(*_BASES):
                  weight_decay=0.0, average_decay=0.0, threads=1, batch_size=128, epochs=10,
                  validation_fraction=0.1, patience=None, data_format="auto", seed=1,
                  verbose=0, stop_threshold=None, zoom_min=0.0, zoom_max=0.0, stop_cost=None,
-                 label_smoothing=0.0):
+                 label_smoothing=0.0, products="float"):
         self.glimpses = glimpses
         self.patch = patch
         self.depth = depth
@@ -249,6 +253,7 @@ class RAMClassifier(*_BASES):
         self.weight_decay = weight_decay
         self.average_decay = average_decay
         self.label_smoothing = label_smoothing
+        self.products = products
         self.threads = threads
         self.batch_size = batch_size
         self.epochs = epochs

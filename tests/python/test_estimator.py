@@ -295,7 +295,8 @@ def test_defaults_are_the_bindings(tmp_path):
     trainer = _capi.defaults(_capi.TrainerParams)
     names = {"form": libram.GLIMPSE_FORMS, "core": libram.CORE_TYPES, "bound": libram.LOC_BOUNDS,
              "baseline": libram.BASELINE_TYPES, "optimizer": libram.OPTIMIZERS,
-             "upper_core": libram.CORE_TYPES, "sensor": libram.SENSORS}
+             "upper_core": libram.CORE_TYPES, "sensor": libram.SENSORS,
+             "products": libram.PRODUCTS}
     checked = 0
     for name, p in sig.items():
         for struct in (model, glimpse, policy, trainer):

@@ -199,6 +199,7 @@ def test_struct_sizes_and_defaults():
     assert t.beta2 == pytest.approx(0.999, abs=1e-6)
     assert (t.optimizer, t.decay_steps, t.lr_final) == (libram.OPTIMIZERS["adam"], 0, t.lr)
     assert t.weight_decay == 0.0 and t.average_decay == 0.0 and t.label_smoothing == 0.0
+    assert t.products == libram.PRODUCTS["float"]
     p = _capi.defaults(_capi.PolicyParams)
     assert (p.std, p.baseline, p.hidden, p.steps, p.reward_scale, p.discount, p.detach_core,
             p.seed) == (0.0, 0, 0, 0, 1.0, 1.0, 1, 1)
@@ -630,6 +631,23 @@ def test_label_smoothing(make_trainer):
         with pytest.raises(libram.InvalidArgumentError) as info:
             make_trainer(label_smoothing=bad)
         assert "label_smoothing" in info.value.message
+
+
+def test_bf16_products(make_trainer):
+    # Refused with a clear message where the CPU cannot run them; where it
+    # can, a first step close to the float products' (the same weights and
+    # noise, the products rounded to bfloat16).
+    x, y = thirds(32, seed=4)
+    with pytest.raises(ValueError):
+        make_trainer(products="half")
+    if not libram.bf16_products_supported():
+        with pytest.raises(libram.InvalidArgumentError) as info:
+            make_trainer(products="bf16")
+        assert "AVX512_BF16" in info.value.message
+        return
+    plain = make_trainer()[2].train_batch(x, y)
+    bf16 = make_trainer(products="bf16")[2].train_batch(x, y)
+    assert bf16.nll == pytest.approx(plain.nll, rel=2e-2)
 
 
 def test_weight_average(make_trainer, tmp_path):

@@ -242,6 +242,10 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--beta1", OPT_FLOAT, &tp->beta1, ANY, .meta = "F", .help = "Adam's first-moment decay"},
         {"--beta2", OPT_FLOAT, &tp->beta2, ANY, .meta = "F", .help = "Adam's second-moment decay"},
         {"--adam-eps", OPT_FLOAT, &tp->eps, ANY, .meta = "F", .help = "Adam's epsilon"},
+        {"--products", OPT_CHOICE, &tp->products, .choices = "float|bf16", .meta = "P",
+         .help = "the number format of the layers' matrix products in training: float, or "
+                 "bf16 (operands rounded to bfloat16, float sums and weights; CPUs with "
+                 "AVX512_BF16 only; validation and the saved model stay float)"},
         {"--stop-cost", OPT_FLOAT, &o->stop_cost, 0, 1, .meta = "C", .section = "stopping",
          .def = "none",
          .help = "after training, fit a stop unit to the kept model (ram_model_fit_stop(): a "
