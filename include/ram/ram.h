@@ -751,7 +751,6 @@ typedef enum ram_optimizer {
     RAM_OPT_ADAM = 1 /**< Adam (Kingma & Ba) */
 } ram_optimizer;
 
-/** Optimizer, schedule and threading of a trainer. */
 /** The number format of a trainer's matrix products (the linear layers'
  *  forward, input-gradient and weight-gradient products).  The weights, the
  *  optimizer's state, the sums and everything else stay float either way. */
@@ -768,10 +767,13 @@ typedef enum ram_products {
     RAM_PRODUCTS_BF16 = 1
 } ram_products;
 
-/** Whether this CPU runs RAM_PRODUCTS_BF16 (AVX512_BF16 with AVX-512 F, BW
- *  and VL, their registers saved by the system).  1 or 0. */
+/** Whether this process runs RAM_PRODUCTS_BF16: 1 where the CPU has
+ *  AVX512_BF16 with AVX-512 F, BW and VL (their registers saved by the
+ *  system) and the avx512 kernel set runs (not when RAM_KERNELS names a
+ *  narrower one: ram_kernels_name()), else 0. */
 RAM_API int ram_bf16_products_supported(void);
 
+/** Optimizer, schedule and threading of a trainer. */
 typedef struct ram_trainer_params {
     size_t struct_size;      /**< set by ram_trainer_params_init() */
     ram_optimizer optimizer; /**< (ADAM) */

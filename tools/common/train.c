@@ -465,11 +465,12 @@ static void print_header(const run *r) {
                 r->h.ranks, o->batch, (long)o->batch * r->h.ranks, r->steps);
     fprintf(stderr,
             "libram %s: %s %dx%d, %zu parameters, %d glimpses of %dx%d x%d, %s core; %d train / "
-            "%d validation images%s, batch %d, %d threads\n",
+            "%d validation images%s, batch %d, %d threads%s\n",
             ram_version_string(), data_name(r), r->height, r->width,
             ram_model_param_count(r->model), o->mp.glimpses, o->mp.glimpse.patch,
             o->mp.glimpse.patch, o->mp.glimpse.depth, o->mp.core == RAM_CORE_LSTM ? "LSTM" : "RNN",
-            r->n_train, o->val, augment, o->batch, o->threads);
+            r->n_train, o->val, augment, o->batch, o->threads,
+            o->tp.products == RAM_PRODUCTS_BF16 ? ", bfloat16 products" : "");
     if (o->mp.sensor == RAM_SENSOR_SOFT)
         fprintf(stderr, "soft sensor: %s\n",
                 o->pp.soft_training == RAM_SOFT_HYBRID
