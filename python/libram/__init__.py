@@ -43,9 +43,8 @@ __all__ = [
     "BufferTooSmallError", "ThreadError", "Status", "Model", "Glimpse", "Policy", "Trainer",
     "Classification", "TrainStats", "SeqEvaluation", "set_blas_threads", "library_path",
     "library_version", "library_version_info", "GLIMPSE_FORMS", "CORE_TYPES", "LOC_BOUNDS",
-    "SENSORS", "LOC_SOURCES", "BASELINE_TYPES", "SOFT_TRAINING", "REWARDS", "OPTIMIZERS", "PRODUCTS",
-    "bf16_products_supported",
-    "FIT_RULES", "RAMClassifier", "datasets",
+    "SENSORS", "LOC_SOURCES", "BASELINE_TYPES", "SOFT_TRAINING", "REWARDS", "OPTIMIZERS",
+    "PRODUCTS", "bf16_products_supported", "FIT_RULES", "RAMClassifier", "datasets",
 ]
 
 
