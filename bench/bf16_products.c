@@ -46,11 +46,11 @@ static float *uniform(size_t n, float scale) {
 enum { FORWARD, INPUT_GRAD, WEIGHT_GRAD };
 static const char *const product_name[] = {"Y = X W^T", "dX = dY W", "dW += dY^T X"};
 
-/* The product by sgemm (bf16 NULL) or the kernel, which then forgets W's
- * packing first and so packs it afresh. */
-static void run(int which, ram_bf16 *bf16, int M, int N, int K, const float *X, const float *W,
-                const float *dY, float *out) {
-    if (bf16) ram_bf16_begin(bf16, true);
+/* The product by sgemm (bf16 NULL) or the kernel, which first forgets W's
+ * packing (and so packs it afresh) when repack. */
+static void run(int which, ram_bf16 *bf16, bool repack, int M, int N, int K, const float *X,
+                const float *W, const float *dY, float *out) {
+    if (bf16 && repack) ram_bf16_begin(bf16, true);
     switch (which) {
     case FORWARD: /* X: M x K, W: N x K, Y: M x N */
         if (!bf16 || !ram_bf16_forward(bf16, X, K, M, K, W, N, out, N, false))
@@ -104,27 +104,17 @@ static void measure(int M, int N, int K, int reps) {
         double sgemm = 1e9, kept = 1e9, fresh = 1e9;
         for (int r = 0; r < reps; r++) { /* best of reps, the three timed in turn */
             double t0 = now();
-            run(which, NULL, M, N, K, X, W, dY, out);
+            run(which, NULL, false, M, N, K, X, W, dY, out);
             double t1 = now();
-            run(which, bf16, M, N, K, X, W, dY, out_bf16);
+            run(which, bf16, true, M, N, K, X, W, dY, out_bf16);
             double t2 = now();
-            /* the packing the first call made is kept */
-            switch (which) {
-            case FORWARD:
-                ram_bf16_forward(bf16, X, K, M, K, W, N, out_bf16, N, false);
-                break;
-            case INPUT_GRAD:
-                ram_bf16_backward_dx(bf16, dY, N, M, K, N, W, out_bf16, K, false);
-                break;
-            default:
-                ram_bf16_backward_dw(bf16, dY, N, X, K, M, K, N, out_bf16);
-            }
+            run(which, bf16, false, M, N, K, X, W, dY, out_bf16); /* the packing kept */
             double t3 = now();
             sgemm = fmin(sgemm, t1 - t0), fresh = fmin(fresh, t2 - t1), kept = fmin(kept, t3 - t2);
         }
         if (which == WEIGHT_GRAD) { /* accumulated reps times: one product from zeros */
             memset(out_bf16, 0, sizeof(float) * (size_t)N * K);
-            ram_bf16_backward_dw(bf16, dY, N, X, K, M, K, N, out_bf16);
+            run(which, bf16, false, M, N, K, X, W, dY, out_bf16);
         }
         const double g = 2.0 * M * N * K / 1e9;
         printf("%4d x %4d x %4d  %-13s %6.1f  %6.1f  %6.1f  %5.2fx  %.1e\n", M, N, K,

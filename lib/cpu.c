@@ -56,6 +56,19 @@ bool ram_cpu_x86_avx512(void) {
     return k == 2;
 }
 
+/* AVX512_BF16 (CPUID leaf 7, subleaf 1, EAX bit 5), for the training
+ * products of products_bf16.c; asked once (the same benign race). */
+bool ram_cpu_x86_avx512_bf16(void) {
+    static _Atomic int known; /* 0: not asked yet; 1: no; 2: yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        unsigned a = 0, b, c, d;
+        k = ram_cpu_x86_avx512() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5) & 1 ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+}
+
 int ram_cpu_x86_avx(void) {
     static _Atomic int known; /* 0: not asked yet; else the answer + 1 (the same benign race) */
     int k = atomic_load_explicit(&known, memory_order_relaxed);
@@ -78,6 +91,10 @@ bool ram_cpu_x86_kernels(void) {
 }
 
 bool ram_cpu_x86_avx512(void) {
+    return false;
+}
+
+bool ram_cpu_x86_avx512_bf16(void) {
     return false;
 }
 

@@ -62,6 +62,8 @@ RAM_HIDDEN bool ram_cpu_x86_kernels(void);
 /* Those and AVX-512 F, BW and VL, enabled by the system: the kernels of
  * kernels_avx512.c may run. */
 RAM_HIDDEN bool ram_cpu_x86_avx512(void);
+/* Those and AVX512_BF16: the training products of products_bf16.c may run. */
+RAM_HIDDEN bool ram_cpu_x86_avx512_bf16(void);
 /* An x86-64 processor's vector units, for the BLAS check (blas.c): 2 with
  * AVX-512F besides AVX2 and FMA, 1 with AVX2 and FMA, 0 without them and on
  * other processors. */

@@ -22,7 +22,6 @@
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
 #include <immintrin.h>
 #define RAM_BF16_X86 1
 #endif
@@ -66,23 +65,11 @@ static bool worth_it(int n, int in, int out) {
 #ifdef RAM_BF16_X86
 #define BF16_TARGET __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16")))
 
-/* AVX512_BF16 is CPUID leaf 7, subleaf 1, EAX bit 5. */
-static bool cpu_has_bf16(void) {
-    static _Atomic int known; /* 0: not asked; 1: no; 2: yes (the benign race of cpu.c) */
-    int k = known;
-    if (!k) {
-        unsigned a = 0, b, c, d;
-        k = ram_cpu_x86_avx512() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5) & 1 ? 2 : 1;
-        known = k;
-    }
-    return k == 2;
-}
-
 /* The products belong to the avx512 kernel set: RAM_KERNELS naming a
  * narrower one turns them off too (and lets a test see the refusal on a
  * CPU that has them). */
 bool ram_bf16_supported(void) {
-    return cpu_has_bf16() && !strcmp(ram_kernels_name(), "avx512");
+    return ram_cpu_x86_avx512_bf16() && !strcmp(ram_kernels_name(), "avx512");
 }
 
 static inline __mmask16 mask_of(int count) {
@@ -266,26 +253,28 @@ static const uint32_t *packed(ram_bf16 *s, const float *W, int rows, int cols, i
     return dst;
 }
 
+/* C (+)= A B with B the weight W (out x in): kind 0, Y = X W^T (A: n x in,
+ * C: n x out); kind 1, dX = dY W (A: n x out, C: n x in). */
+static bool weight_product(ram_bf16 *s, const float *A, int lda, int n, int in, int out,
+                           const float *W, int kind, float *C, int ldc, bool acc) {
+    const int k = kind == 0 ? in : out, width = kind == 0 ? out : in;
+    if (!s || !s->on || !worth_it(n, in, out) || (size_t)n * pairs_of(k) > s->a_cap ||
+        b_size(width, k) > s->b_cap)
+        return false;
+    const uint32_t *B = packed(s, W, out, in, kind);
+    pack_rows(A, lda, n, k, s->a);
+    product(s->a, B, n, width, pairs_of(k), C, ldc, acc);
+    return true;
+}
+
 bool ram_bf16_forward(ram_bf16 *s, const float *X, int ldx, int n, int in, const float *W, int out,
                       float *Y, int ldy, bool acc) {
-    if (!s || !s->on || !worth_it(n, in, out) || (size_t)n * pairs_of(in) > s->a_cap ||
-        b_size(out, in) > s->b_cap)
-        return false;
-    const uint32_t *B = packed(s, W, out, in, 0);
-    pack_rows(X, ldx, n, in, s->a);
-    product(s->a, B, n, out, pairs_of(in), Y, ldy, acc);
-    return true;
+    return weight_product(s, X, ldx, n, in, out, W, 0, Y, ldy, acc);
 }
 
 bool ram_bf16_backward_dx(ram_bf16 *s, const float *dY, int ldy, int n, int in, int out,
                           const float *W, float *dX, int lddx, bool acc) {
-    if (!s || !s->on || !worth_it(n, in, out) || (size_t)n * pairs_of(out) > s->a_cap ||
-        b_size(in, out) > s->b_cap)
-        return false;
-    const uint32_t *B = packed(s, W, out, in, 1);
-    pack_rows(dY, ldy, n, out, s->a);
-    product(s->a, B, n, in, pairs_of(out), dX, lddx, acc);
-    return true;
+    return weight_product(s, dY, ldy, n, in, out, W, 1, dX, lddx, acc);
 }
 
 bool ram_bf16_backward_dw(ram_bf16 *s, const float *dY, int ldy, const float *X, int ldx, int n,
@@ -299,10 +288,6 @@ bool ram_bf16_backward_dw(ram_bf16 *s, const float *dY, int ldy, const float *X,
     return true;
 }
 #else
-static bool cpu_has_bf16(void) {
-    return false;
-}
-
 bool ram_bf16_supported(void) {
     return false;
 }
@@ -342,7 +327,7 @@ ram_status ram_bf16_create(const ram_tensor_info *t, int count, int max_n, ram_b
                         "trainer_create: bfloat16 products need a CPU with AVX512_BF16 and the "
                         "avx512 kernel set; here the CPU %s it and the kernels are %s (use "
                         "RAM_PRODUCTS_FLOAT)",
-                        cpu_has_bf16() ? "has" : "lacks", ram_kernels_name());
+                        ram_cpu_x86_avx512_bf16() ? "has" : "lacks", ram_kernels_name());
     ram_bf16 *s = calloc(1, sizeof *s);
     if (!s) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "trainer_create: out of memory");
     for (int id = 0; id < count; id++) {
