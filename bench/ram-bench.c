@@ -363,6 +363,57 @@ static stat3 bench_infer(const ram_model *m, const float *x, int pool, int batch
     return bench_infer_stop(m, x, pool, batch, threads, state_per_thread, precision, -1.0f);
 }
 
+/* Two threads against one at batch 1, paired.  The rows above time each
+ * thread count on its own, minutes apart (the training and the peer's rows
+ * come between), so that the machine's drift can put either ahead; on a
+ * shared VM it moved batch-1 calls from 11 to 17 us between runs.  Here a
+ * 1-thread and a 2-thread state of the same model classify the pool's
+ * images in turn, as infer_thread_main() does, alternately in 2 x --reps + 1
+ * rounds of a repetition's length each, the order swapped every round, and
+ * what is summarised is each round's ratio of times per image (2 threads
+ * over 1: below 1, the second thread helps).  The 2-thread state's first
+ * calls include its own choice of whether to split (ram_state_create_threads). */
+static stat3 threads_ratio(const ram_model *m, const float *x, int pool, ram_precision precision) {
+    ram_model_params p;
+    ram_model_params_init(&p);
+    CHECK(ram_model_get_params(m, &p));
+    const size_t image = (size_t)p.channels * p.height * p.width;
+    ram_state *st[2];
+    long iters[2], next[2] = {0, 0};
+    int label;
+    for (int k = 0; k < 2; k++) {
+        CHECK(ram_state_create_threads(m, 1, k + 1, &st[k]));
+        CHECK(ram_state_set_precision(st[k], precision));
+    }
+#define CLASSIFY(k)                                                                                \
+    CHECK(ram_model_classify(m, st[k], x + (size_t)(next[k]++ % pool) * image, 1, &label, NULL,    \
+                             NULL))
+    for (int k = 0; k < 2; k++) {
+        double t0 = now();
+        for (int i = 0; i < 64; i++) /* the 2-thread state's choice is made in these */
+            CLASSIFY(k);
+        double one = (now() - t0) / 64;
+        iters[k] = one > 0 ? (long)(opt.rep_seconds / one) : 1000;
+        if (iters[k] < 1) iters[k] = 1;
+    }
+    const int rounds = 2 * opt.reps + 1;
+    double v[2 * 64 + 1], us[2];
+    for (int r = -opt.warmup; r < rounds; r++) { /* negative rounds: warm-up */
+        for (int o = 0; o < 2; o++) {
+            const int k = (r + o) & 1;
+            double t0 = now();
+            for (long i = 0; i < iters[k]; i++)
+                CLASSIFY(k);
+            us[k] = (now() - t0) * 1e6 / (double)iters[k];
+        }
+        if (r >= 0) v[r] = us[1] / us[0];
+    }
+#undef CLASSIFY
+    for (int k = 0; k < 2; k++)
+        ram_state_free(st[k]);
+    return summarize(v, rounds);
+}
+
 /* The glimpses the pool's images take on average when they stop at the
  * threshold. */
 static double mean_glimpses(const ram_model *m, const float *x, int pool, float stop) {
@@ -608,6 +659,11 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             bench_infer_stop(m, x, POOL, 256, t, 0, RAM_PRECISION_FLOAT, (float)opt.stop);
         pr[t - 1] = run_peer(c, t);
     }
+    const ram_precision precisions[3] = {RAM_PRECISION_FLOAT, RAM_PRECISION_HALF,
+                                         RAM_PRECISION_BF16};
+    stat3 two_over_one[3] = {{0}};
+    for (int k = 0; k < 3 && opt.max_threads > 1; k++)
+        two_over_one[k] = threads_ratio(m, x, POOL, precisions[k]);
     double rss = peak_rss_mb();
 
 #define ROW(label, field, unit)                                                                    \
@@ -702,6 +758,12 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             lr[t].infer1_bf16.median / pr[t].infer1.median,
             lr[t].infer256.median / pr[t].infer256.median);
     }
+    if (opt.max_threads > 1)
+        say("   infer, batch 1, 2t / 1t timed alternately (%d rounds): float %.3f (%.3f-%.3f), "
+            "half %.3f (%.3f-%.3f), bf16 %.3f (%.3f-%.3f)\n",
+            2 * opt.reps + 1, two_over_one[0].median, two_over_one[0].min, two_over_one[0].max,
+            two_over_one[1].median, two_over_one[1].min, two_over_one[1].max,
+            two_over_one[2].median, two_over_one[2].min, two_over_one[2].max);
     if (opt.peer && pr[0].ok) say("   PyTorch setup: %s\n", pr[0].setup);
     for (int t = 0; t < opt.max_threads && opt.peer; t++)
         if (pr[t].ok && *pr[t].picked)
@@ -712,9 +774,17 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
         printf("%s{\"config\": \"%s\", \"what\": \"%s\", \"images\": \"%s\", "
                "\"inference_weights\": \"%s\", \"train_mflop\": %.4f, \"infer_mflop\": "
                "%.4f, \"peak_rss_mb\": %.1f, \"stop_threshold\": %g, \"stop_unit\": %s, "
-               "\"stop_mean_glimpses\": %.4f, \"threads\": [",
+               "\"stop_mean_glimpses\": %.4f, ",
                first ? "" : ", ", c->name, c->what, images, weights, f.train * 1e-6, f.infer * 1e-6,
                rss, opt.stop, by_unit(m) ? "true" : "false", stop_glimpses);
+        if (opt.max_threads > 1) { /* time per image, 2 threads over 1, paired */
+            printf("\"threads_ratio_b1\": {");
+            print_stat_json("float", two_over_one[0], 0);
+            print_stat_json("half", two_over_one[1], 0);
+            print_stat_json("bf16", two_over_one[2], 1);
+            printf("}, ");
+        }
+        printf("\"threads\": [");
         for (int t = 0; t < opt.max_threads; t++) {
             double lim = peak[t].median * 1e9 / f.train;
             printf("%s{\"threads\": %d, \"libram\": {", t ? ", " : "", t + 1);

@@ -142,7 +142,8 @@ static void context_backward(const struct ram_model *m, ram_ws *ws, int n, float
 
 /* Both backward passes: images NULL for the hard sensor's. */
 static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
-                          bool detach_core, const ram_images *images, ram_loc_mode mode) {
+                          bool detach_core, bool detach_soft, const ram_images *images,
+                          ram_loc_mode mode) {
     const ram_model_params *p = &m->p;
     const int T = p->glimpses, H = p->core_hidden, G = p->glimpse_out, K = p->classes,
               NG = m->gates;
@@ -200,9 +201,10 @@ static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const fl
                               dtop);
         if (images && mode != RAM_LOC_FIXED) {
             /* The backpropagated location term, into the core at every step
-             * but the first (h_0 = 0 is no function of the weights). */
+             * but the first (h_0 = 0 is no function of the weights), unless
+             * it is to train the location network alone. */
             location_through_l(m, ws, n, t, mode);
-            location_backward(m, ws, n, t, ws->dloc, top_t, dtop);
+            location_backward(m, ws, n, t, ws->dloc, top_t && !detach_soft, dtop);
         }
         float *tmp = dh;
         dh = dh2;
@@ -218,18 +220,20 @@ static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const fl
 
 void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n, const float *dmu,
                         bool detach_core) {
-    backward_pass(m, ws, n, dmu, detach_core, NULL, RAM_LOC_FIXED);
+    backward_pass(m, ws, n, dmu, detach_core, false, NULL, RAM_LOC_FIXED);
 }
 
 void ram_model_backward_soft(const struct ram_model *m, ram_ws *ws, int n, const float *images,
-                             ram_loc_mode mode, const float *dmu, bool detach_core) {
+                             ram_loc_mode mode, const float *dmu, bool detach_core,
+                             bool detach_soft) {
     const ram_images b = ram_images_f32(images);
-    backward_pass(m, ws, n, dmu, detach_core, &b, mode);
+    backward_pass(m, ws, n, dmu, detach_core, detach_soft, &b, mode);
 }
 
 void ram_model_backward_images(const struct ram_model *m, ram_ws *ws, int n, ram_images images,
-                               ram_loc_mode mode, const float *dmu, bool detach_core) {
-    backward_pass(m, ws, n, dmu, detach_core, &images, mode);
+                               ram_loc_mode mode, const float *dmu, bool detach_core,
+                               bool detach_soft) {
+    backward_pass(m, ws, n, dmu, detach_core, detach_soft, &images, mode);
 }
 #undef W
 #undef GW

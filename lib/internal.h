@@ -628,6 +628,23 @@ RAM_HIDDEN void ram_team_run(ram_team *t, ram_team_fn fn, void *arg);
 /* Inside fn: wait for the team's other threads (no-op for NULL). */
 RAM_HIDDEN void ram_team_barrier(ram_team *t);
 
+/* ---- a threaded state's choice for small calls (split_choice.c) ---- */
+
+#define RAM_CHOOSE_TRIALS 8
+/* Times per image of the last calls each way and the choice; all zeros to
+ * start. */
+typedef struct ram_split_choice {
+    unsigned calls;                    /* calls so far, counted to 2 x RAM_CHOOSE_TRIALS */
+    unsigned wait;                     /* calls the chosen way before the next trial */
+    double time[2][RAM_CHOOSE_TRIALS]; /* seconds per image: [0] alone, [1] split */
+    unsigned next[2];                  /* where each way's next time goes */
+    bool split;                        /* the choice after the first trials */
+} ram_split_choice;
+/* Whether the next small call splits its rows between the threads. */
+RAM_HIDDEN bool ram_split_choice_next(const ram_split_choice *c);
+/* After a call the way ram_split_choice_next() said: its seconds per image. */
+RAM_HIDDEN void ram_split_choice_record(ram_split_choice *c, bool split, double seconds);
+
 RAM_HIDDEN ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train);
 RAM_HIDDEN void ram_ws_release(ram_ws *ws);
 /* Forward n images.  eps (RAM_LOC_SAMPLE: T x n x 2 normals) or locs
@@ -711,16 +728,16 @@ RAM_HIDDEN void ram_model_backward(const struct ram_model *m, ram_ws *ws, int n,
  * sensor: at each step the loss gradient w.r.t. l_t (from the glimpse and
  * from the location layer h_l) reaches mu_t (mode MEAN: l = mu; SAMPLE:
  * where the clamp let the sample through; FIXED: nowhere) and from there
- * the location network and, whatever detach_core says (which concerns the
- * REINFORCE term dmu, as above), the core through time.  images: those of
- * the forward pass in ws; the workspace was made for training. */
+ * the location network and, unless detach_soft, the core through time
+ * (detach_core concerns the REINFORCE term dmu, as above).  images: those
+ * of the forward pass in ws; the workspace was made for training. */
 RAM_HIDDEN void ram_model_backward_soft(const struct ram_model *m, ram_ws *ws, int n,
                                         const float *images, ram_loc_mode mode, const float *dmu,
-                                        bool detach_core);
+                                        bool detach_core, bool detach_soft);
 /* The same, the images as the forward pass took them (floats or bytes). */
 RAM_HIDDEN void ram_model_backward_images(const struct ram_model *m, ram_ws *ws, int n,
                                           ram_images images, ram_loc_mode mode, const float *dmu,
-                                          bool detach_core);
+                                          bool detach_core, bool detach_soft);
 
 /* ---- policy (reinforce.c) ---- */
 

@@ -335,6 +335,32 @@ size_t ram_model_param_count(const ram_model *m) {
     return m ? m->n_params : 0;
 }
 
+/* A new model of parameters p with m's weights, class names and fit rule
+ * (not its stop unit), for the copies that change what no weight's shape
+ * depends on.  `what` names the caller in messages. */
+static ram_status model_copy_as(const ram_model *m, const ram_model_params *p, const char *what,
+                                ram_model **out) {
+    ram_model *copy;
+    ram_status s = ram_model_create(p, &copy); /* checks the new parameters */
+    if (s) return s;
+    /* The tensors' shapes come from the widths alone (ram_model_alloc), so
+     * the weights are the same floats in the same places. */
+    if (copy->n_params != m->n_params) {
+        ram_model_free(copy);
+        return ram_fail(RAM_ERR_MISMATCH, "%s: %zu weights, not %zu", what, copy->n_params,
+                        m->n_params);
+    }
+    memcpy(copy->w, m->w, m->n_params * sizeof *m->w);
+    copy->fit = m->fit;
+    if (m->names &&
+        (s = ram_model_put_names(copy, (const char *const *)m->names, NULL, m->p.classes, what))) {
+        ram_model_free(copy);
+        return s;
+    }
+    *out = copy;
+    return RAM_OK;
+}
+
 ram_status ram_model_with_glimpses(const ram_model *m, int glimpses, int emit_every,
                                    ram_model **out) {
     if (!m || !out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_with_glimpses: NULL argument");
@@ -342,25 +368,15 @@ ram_status ram_model_with_glimpses(const ram_model *m, int glimpses, int emit_ev
     ram_model_params p = m->p;
     p.glimpses = glimpses;
     p.emit_every = emit_every;
-    ram_model *copy;
-    ram_status s = ram_model_create(&p, &copy); /* checks the counts */
-    if (s) return s;
-    /* The tensors' shapes come from the widths alone (ram_model_alloc), so
-     * the weights are the same floats in the same places. */
-    if (copy->n_params != m->n_params) {
-        ram_model_free(copy);
-        return ram_fail(RAM_ERR_MISMATCH, "model_with_glimpses: %zu weights, not %zu",
-                        copy->n_params, m->n_params);
-    }
-    memcpy(copy->w, m->w, m->n_params * sizeof *m->w);
-    copy->fit = m->fit;
-    if (m->names && (s = ram_model_put_names(copy, (const char *const *)m->names, NULL,
-                                             m->p.classes, "model_with_glimpses"))) {
-        ram_model_free(copy);
-        return s;
-    }
-    *out = copy;
-    return RAM_OK;
+    return model_copy_as(m, &p, "model_with_glimpses", out);
+}
+
+ram_status ram_model_with_sensor(const ram_model *m, ram_sensor sensor, ram_model **out) {
+    if (!m || !out) return ram_fail(RAM_ERR_INVALID_ARGUMENT, "model_with_sensor: NULL argument");
+    *out = NULL;
+    ram_model_params p = m->p;
+    p.sensor = sensor; /* ram_model_create() refuses a soft one with cell_samples or contrast */
+    return model_copy_as(m, &p, "model_with_sensor", out);
 }
 
 /* ---- workspaces ---- */

@@ -58,6 +58,8 @@ ram_status ram_policy_create(const ram_policy_params *user, const ram_model *m, 
                         (double)p.reward_scale, (double)p.discount);
     if (p.detach_core != 0 && p.detach_core != 1)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: detach_core must be 0 or 1");
+    if (p.soft_detach_core != 0 && p.soft_detach_core != 1)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: soft_detach_core must be 0 or 1");
     if (p.reward < RAM_REWARD_PER_OBJECT || p.reward > RAM_REWARD_ALL_CORRECT)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT, "policy_create: unknown reward mode %d",
                         (int)p.reward);

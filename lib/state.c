@@ -16,29 +16,6 @@
  * and the threads never wait for each other). */
 #define ROW_SPLIT_MAX RAM_GEMV_MAX_ROWS
 
-/* Whether the row split pays is measured, not assumed: its barriers cost a
- * few microseconds a glimpse where the threads' cores are shared (a VM's
- * vCPUs), which can exceed the work they divide (the paper's MNIST model
- * at batch 1 took 29 us with two threads against 21 us alone on a 2-vCPU
- * machine).  The state's small calls alternate between the split and the
- * caller's thread alone, CHOOSE_TRIALS calls each, and the split is used
- * from then on only if its median time per image is below SPLIT_GAIN
- * times the median alone: the median, not the fastest call, because a
- * split's calls vary more (one preempted vCPU stalls every barrier), so
- * that its best call flatters it; and a margin, because a split that gains
- * less is not worth a second core.  The choice is made again every
- * CHOOSE_AGAIN small calls, as the machine's load changes.  Both ways give
- * the same bits, so the choice changes only the time. */
-#define CHOOSE_TRIALS 8
-#define CHOOSE_AGAIN  (1 << 14)
-#define SPLIT_GAIN    0.95
-
-typedef struct split_choice {
-    unsigned calls;                /* small calls since the last choice began */
-    double time[2][CHOOSE_TRIALS]; /* seconds per image: [0] alone, [1] split */
-    bool split;                    /* the choice while not measuring */
-} split_choice;
-
 struct ram_state {
     ram_model_params arch;
     size_t n_params;
@@ -61,44 +38,27 @@ struct ram_state {
     /* The column-major copies the sparse kernels read: of the rounded
      * 16-bit numbers with HALF or BF16, else of the floats. */
     ram_cols cols;
-    split_choice choice;      /* with a team: how small calls use it */
-    split_choice stop_choice; /* the same for small stopping calls, timed apart (they
+    ram_split_choice choice;      /* with a team: how small calls use it */
+    ram_split_choice stop_choice; /* the same for small stopping calls, timed apart (they
                                  take fewer glimpses an image) */
 };
 
 /* A small call's team (the row split) or NULL (the caller alone), as the
- * state's split_choice says, and the time it began when it is one of the
- * measured calls. */
-static ram_team *small_call_begin(const ram_state *st, const split_choice *c, double *t0) {
-    const bool measuring = st->team && c->calls < 2 * CHOOSE_TRIALS;
-    const bool split = measuring ? c->calls % 2 == 0 : c->split;
-    *t0 = measuring ? ram_seconds() : 0;
-    return split ? st->team : NULL;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of n > 0 values, which it sorts. */
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+ * state's choice says (split_choice.c), and the time it began. */
+static ram_team *small_call_begin(const ram_state *st, const ram_split_choice *c, double *t0) {
+    if (!st->team) {
+        *t0 = 0;
+        return NULL;
+    }
+    *t0 = ram_seconds();
+    return ram_split_choice_next(c) ? st->team : NULL;
 }
 
 /* After a small call of n images begun by small_call_begin(): its time
- * counted towards the choice while measuring. */
-static void small_call_end(const ram_state *st, split_choice *c, const ram_team *used, double t0,
-                           int n) {
-    if (!st->team) return;
-    if (c->calls < 2 * CHOOSE_TRIALS) {
-        c->time[used != NULL][c->calls / 2] = (ram_seconds() - t0) / n;
-        if (c->calls == 2 * CHOOSE_TRIALS - 1)
-            c->split =
-                median(c->time[1], CHOOSE_TRIALS) < SPLIT_GAIN * median(c->time[0], CHOOSE_TRIALS);
-    }
-    if (++c->calls == CHOOSE_AGAIN) c->calls = 0;
+ * given to the choice. */
+static void small_call_end(const ram_state *st, ram_split_choice *c, const ram_team *used,
+                           double t0, int n) {
+    if (st->team) ram_split_choice_record(c, used != NULL, (ram_seconds() - t0) / n);
 }
 
 void ram_state_free(ram_state *st) {

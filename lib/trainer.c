@@ -253,7 +253,8 @@ static void run_slice(ram_trainer *t, worker *wk) {
     memset(ws->grad, 0, sizeof(float) * m->n_params);
     if (soft)
         ram_model_backward_images(m, ws, n, images, sampled ? RAM_LOC_SAMPLE : RAM_LOC_MEAN,
-                                  sampled ? wk->dmu : NULL, pol->p.detach_core);
+                                  sampled ? wk->dmu : NULL, pol->p.detach_core,
+                                  pol->p.soft_detach_core);
     else
         ram_model_backward(m, ws, n, wk->dmu, pol->p.detach_core);
     if (pol->n_bw) memset(wk->gbw, 0, sizeof(float) * pol->n_bw);

@@ -620,6 +620,68 @@ START_TEST(test_with_glimpses) {
 }
 END_TEST
 
+/* Another sensor for the same weights: at the centre, where each square's
+ * edges and cells fall on pixel edges, the soft copy of a hard model reads
+ * what the model reads and classifies as it does; a copy back to the hard
+ * sensor classifies exactly as the model; the weights are copied, not
+ * remade from the seed. */
+START_TEST(test_with_sensor) {
+    ram_model_params p;
+    small_params(&p);
+    p.glimpse.depth = 2; /* squares of 4 and 8 pixels, cells of 1 and 2 */
+    ram_model *m = NULL, *soft = NULL, *back = NULL;
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
+    enum { N = 4 };
+    float *img = random_images(N, 12 * 12);
+    const char *names[] = {"a", "b", "c", "d"};
+    ck_assert_int_eq(ram_model_set_class_names(m, names, 4), RAM_OK);
+    ck_assert_int_eq(ram_model_with_sensor(m, RAM_SENSOR_SOFT, &soft), RAM_OK);
+    ck_assert_int_eq(ram_model_with_sensor(soft, RAM_SENSOR_HARD, &back), RAM_OK);
+    ram_model_params q;
+    ram_model_params_init(&q);
+    ck_assert_int_eq(ram_model_get_params(soft, &q), RAM_OK);
+    ck_assert_int_eq(q.sensor, RAM_SENSOR_SOFT);
+    ck_assert_int_eq(q.glimpse.depth, 2);
+    ck_assert_uint_eq(ram_model_param_count(soft), ram_model_param_count(m));
+    ck_assert_str_eq(ram_model_class_name(soft, 3), "d");
+    ck_assert_int_eq(ram_model_get_params(back, &q), RAM_OK);
+    ck_assert_int_eq(q.sensor, RAM_SENSOR_HARD);
+
+    float probs[N * 4], probs_soft[N * 4], probs_back[N * 4];
+    ram_state *st = NULL, *st_soft = NULL;
+    ck_assert_int_eq(ram_state_create(m, N, &st), RAM_OK);
+    ck_assert_int_eq(ram_state_create(soft, N, &st_soft), RAM_OK);
+    ck_assert_int_eq(ram_model_classify_ex(m, st, img, N, RAM_LOCS_CENTER, NULL, NULL, probs, NULL),
+                     RAM_OK);
+    ck_assert_int_eq(
+        ram_model_classify_ex(soft, st_soft, img, N, RAM_LOCS_CENTER, NULL, NULL, probs_soft, NULL),
+        RAM_OK);
+    for (int i = 0; i < N * 4; i++)
+        ck_assert_float_eq_tol(probs_soft[i], probs[i], 1e-5f);
+    ck_assert_int_eq(ram_model_classify(m, st, img, N, NULL, probs, NULL), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(back, st, img, N, NULL, probs_back, NULL), RAM_OK);
+    ck_assert_mem_eq(probs_back, probs, sizeof probs);
+
+    ram_model *bad = NULL; /* a failure leaves no model behind */
+    EXPECT_FAIL(ram_model_with_sensor(NULL, RAM_SENSOR_SOFT, &bad), RAM_ERR_INVALID_ARGUMENT);
+    EXPECT_FAIL(ram_model_with_sensor(m, RAM_SENSOR_SOFT, NULL), RAM_ERR_INVALID_ARGUMENT);
+    EXPECT_FAIL(ram_model_with_sensor(m, (ram_sensor)7, &bad), RAM_ERR_INVALID_ARGUMENT);
+    ram_model *sampled = NULL; /* cell samples are the hard sensor's alone */
+    p.cell_samples = 2;
+    ck_assert_int_eq(ram_model_create(&p, &sampled), RAM_OK);
+    EXPECT_FAIL(ram_model_with_sensor(sampled, RAM_SENSOR_SOFT, &bad), RAM_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(bad);
+
+    ram_state_free(st);
+    ram_state_free(st_soft);
+    ram_model_free(m);
+    ram_model_free(soft);
+    ram_model_free(back);
+    ram_model_free(sampled);
+    free(img);
+}
+END_TEST
+
 /* ---- threads ---- */
 
 enum { TN = 32, TREPS = 20 };
@@ -689,6 +751,7 @@ static Suite *api_suite(void) {
     tcase_add_test(basics, test_last_error_is_per_thread);
     tcase_add_test(basics, test_param_count);
     tcase_add_test(basics, test_with_glimpses);
+    tcase_add_test(basics, test_with_sensor);
     suite_add_tcase(s, basics);
     TCase *misuse = tcase_create("misuse");
     tcase_add_test(misuse, test_model_misuse);

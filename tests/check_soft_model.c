@@ -149,7 +149,7 @@ static void analytic(fixture *f, ram_loc_mode mode) {
             f->ws.dlogits[i * K + k] =
                 f->coef ? 0.0f : (f->ws.probs[i * K + k] - (k == f->labels[i])) / N;
     memset(f->ws.grad, 0, sizeof(float) * m->n_params);
-    ram_model_backward_soft(m, &f->ws, N, f->images, mode, f->coef, false);
+    ram_model_backward_soft(m, &f->ws, N, f->images, mode, f->coef, false, false);
 }
 
 static double central(fixture *f, size_t k, float h, ram_loc_mode mode) {
@@ -290,6 +290,99 @@ START_TEST(mean_term_gradient) {
 }
 END_TEST
 
+/* soft_detach_core: the backpropagated location term stops at the location
+ * network.  So every other weight's gradient is that of the loss with the
+ * locations held where the policy put them (RAM_LOC_FIXED); and the
+ * location network's is what REINFORCE's detached path gives for a seed of
+ * dL/dl_t, each location's own effect on the loss with the others held,
+ * taken here by central differences on the held locations. */
+START_TEST(detached_gradient) {
+    fixture f;
+    setup_dram(&f, configs[_i].form, configs[_i].core, configs[_i].bound, configs[_i].range,
+               configs[_i].dram);
+    struct ram_model *m = f.m;
+    const int T = m->p.glimpses, L = m->ld, K = m->p.classes;
+    const size_t nl = (size_t)T * N * L, np = m->n_params;
+    float *held = malloc(sizeof(float) * nl), *dl = malloc(sizeof(float) * nl);
+    float *detached = malloc(sizeof(float) * np), *noise = f.eps;
+    ram_model_forward(m, &f.ws, f.images, N, RAM_LOC_MEAN, NULL, 0);
+    memcpy(held, f.ws.loc, sizeof(float) * nl);
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < K; k++)
+            f.ws.dlogits[i * K + k] = (f.ws.probs[i * K + k] - (k == f.labels[i])) / N;
+    memset(f.ws.grad, 0, sizeof(float) * np);
+    ram_model_backward_soft(m, &f.ws, N, f.images, RAM_LOC_MEAN, NULL, false, true);
+    memcpy(detached, f.ws.grad, sizeof(float) * np);
+
+    /* every weight but the location network's: the loss at held locations */
+    f.eps = held;
+    bool rest[RAM_T_COUNT];
+    for (int id = 0; id < RAM_T_COUNT; id++)
+        rest[id] = id != RAM_T_LOC_W && id != RAM_T_LOC_B;
+    ram_model_forward(m, &f.ws, f.images, N, RAM_LOC_FIXED, held, 0);
+    memcpy(f.ws.grad, detached, sizeof(float) * np);
+    double norm;
+    const double rel = compare(&f, RAM_LOC_FIXED, rest, &norm);
+    ck_assert_msg(rel < 2e-3, "config %d: relative gradient error %g", _i, rel);
+
+    /* the location network's: dL/dl_t by differences on the held locations,
+     * then seeded as REINFORCE's detached term is */
+    size_t kinked = 0;
+    for (size_t k = 0; k < nl; k++) {
+        const float l0 = held[k];
+        double d[2];
+        for (int w = 0; w < 2; w++) {
+            const float h = 1e-3f * (float)(w + 1);
+            held[k] = l0 + h;
+            const double lp = loss(&f, RAM_LOC_FIXED);
+            held[k] = l0 - h;
+            const double lm = loss(&f, RAM_LOC_FIXED);
+            d[w] = (lp - lm) / (2.0 * h);
+        }
+        held[k] = l0;
+        dl[k] = (float)d[0];
+        kinked += fabs(d[0] - d[1]) > 0.02 * fabs(d[0]) + 2e-4;
+    }
+    ck_assert_msg(kinked * 10 <= nl, "config %d: %zu of %zu locations near a kink", _i, kinked, nl);
+    ram_model_forward(m, &f.ws, f.images, N, RAM_LOC_MEAN, NULL, 0);
+    memset(f.ws.dlogits, 0, sizeof(float) * N * K);
+    memset(f.ws.grad, 0, sizeof(float) * np);
+    ram_model_backward_soft(m, &f.ws, N, f.images, RAM_LOC_FIXED, dl, true, false);
+    double diff = 0, na = 0, nr = 0;
+    const int loc_ids[2] = {RAM_T_LOC_W, RAM_T_LOC_B};
+    for (int q = 0; q < 2; q++) {
+        const int id = loc_ids[q];
+        const size_t n = (size_t)m->t[id].rows * m->t[id].cols;
+        for (size_t j = 0; j < n; j++) {
+            const size_t k = m->t[id].off + j;
+            const double a = detached[k], r = f.ws.grad[k];
+            diff += (a - r) * (a - r);
+            na += a * a;
+            nr += r * r;
+        }
+    }
+    ck_assert_msg(na > 1e-8, "config %d: no location network gradient", _i);
+    const double rel_loc = sqrt(diff) / (sqrt(na) + sqrt(nr));
+    /* a location whose two differences disagree has a kink within reach,
+     * and its difference is not its derivative: a looser bound then */
+    ck_assert_msg(rel_loc < (kinked ? 5e-2 : 1e-2),
+                  "config %d: location network error %g (%zu of "
+                  "%zu locations near a kink)",
+                  _i, rel_loc, kinked, nl);
+    /* ... which differs from the undetached one: the test can tell them apart */
+    f.eps = noise;
+    analytic(&f, RAM_LOC_MEAN);
+    diff = 0;
+    for (size_t k = 0; k < np; k++)
+        diff += ((double)f.ws.grad[k] - detached[k]) * ((double)f.ws.grad[k] - detached[k]);
+    ck_assert_msg(sqrt(diff) > 1e-3 * sqrt(na), "config %d: detaching changed nothing", _i);
+    free(held);
+    free(dl);
+    free(detached);
+    teardown(&f);
+}
+END_TEST
+
 /* Both seeds together give the sum of their gradients (the hybrid mode's
  * two terms in one pass). */
 START_TEST(hybrid_is_the_sum) {
@@ -308,7 +401,8 @@ START_TEST(hybrid_is_the_sum) {
         memcpy(f.ws.dlogits, dl, sizeof(float) * N * K);
         if (part == 1) memset(f.ws.dlogits, 0, sizeof(float) * N * K);
         memset(f.ws.grad, 0, sizeof(float) * np);
-        ram_model_backward_soft(m, &f.ws, N, f.images, RAM_LOC_SAMPLE, part ? dmu : NULL, false);
+        ram_model_backward_soft(m, &f.ws, N, f.images, RAM_LOC_SAMPLE, part ? dmu : NULL, false,
+                                false);
         for (size_t k = 0; k < np; k++) {
             sum[k] += part < 2 ? f.ws.grad[k] : -f.ws.grad[k];
             scale[k] += fabs(f.ws.grad[k]);
@@ -632,6 +726,7 @@ int main(void) {
     tcase_add_loop_test(grad, mean_locations_gradient, 0, N_CONFIGS);
     tcase_add_loop_test(grad, sampled_locations_gradient, 0, N_CONFIGS);
     tcase_add_loop_test(grad, mean_term_gradient, 0, N_CONFIGS);
+    tcase_add_loop_test(grad, detached_gradient, 0, N_CONFIGS);
     tcase_add_test(grad, hybrid_is_the_sum);
     tcase_add_test(grad, label_smoothing_gradient);
     suite_add_tcase(s, grad);

@@ -338,6 +338,89 @@ START_TEST(test_create_free_many) {
 }
 END_TEST
 
+/* ---- the threaded state's choice for small calls (split_choice.c) ---- */
+
+/* n calls on a simulated clock: each way takes its time per image; counts
+ * the calls each way went and returns the time they took. */
+static double simulate(ram_split_choice *c, long n, double alone, double split, long ways[2]) {
+    double total = 0;
+    for (long i = 0; i < n; i++) {
+        const bool s = ram_split_choice_next(c);
+        const double t = s ? split : alone;
+        ram_split_choice_record(c, s, t);
+        ways[s]++;
+        total += t;
+    }
+    return total;
+}
+
+START_TEST(test_choice_keeps_the_faster_way) {
+    /* split faster by more than the margin, by less, and slower */
+    const double splits[3] = {6e-6, 9.7e-6, 12e-6};
+    const bool want[3] = {true, false, false};
+    for (int k = 0; k < 3; k++) {
+        ram_split_choice c = {0};
+        long ways[2] = {0, 0};
+        simulate(&c, 16, 10e-6, splits[k], ways); /* the first trials, in turn */
+        ck_assert_int_eq(ways[0], 8);
+        ck_assert_int_eq(ways[1], 8);
+        ck_assert(c.split == want[k]);
+        ways[0] = ways[1] = 0;
+        simulate(&c, 100000, 10e-6, splits[k], ways);
+        ck_assert(c.split == want[k]);
+        /* the other way is still tried, rarely: about one call in 128 x the ratio */
+        const long other = ways[!want[k]];
+        ck_assert_int_gt(other, 100000 / (2 * 128 * 2));
+        ck_assert_int_lt(other, 100000 / 128 + 1);
+    }
+}
+END_TEST
+
+START_TEST(test_choice_follows_the_load) {
+    ram_split_choice c = {0};
+    long ways[2] = {0, 0};
+    simulate(&c, 2000, 10e-6, 6e-6, ways);
+    ck_assert(c.split);
+    /* one preempted split call does not change it */
+    ram_split_choice_record(&c, true, 2e-3);
+    ck_assert(c.split);
+    simulate(&c, 100, 10e-6, 6e-6, ways);
+    ck_assert(c.split);
+    /* another program takes the worker's core: split calls stall for
+     * milliseconds; the choice leaves the split within a few of them */
+    ways[0] = ways[1] = 0;
+    simulate(&c, 5, 10e-6, 2e-3, ways);
+    ck_assert(!c.split);
+    /* and its trials of the split then cost about 1/128 of the time */
+    ways[0] = ways[1] = 0;
+    const double loaded = simulate(&c, 200000, 10e-6, 2e-3, ways);
+    ck_assert_int_ge(ways[1], 1);
+    ck_assert_double_lt(ways[1] * 2e-3, loaded / 100);
+    /* the load goes: the split comes back once its trials say so */
+    ways[0] = ways[1] = 0;
+    for (long i = 0; i < 3000000 && !c.split; i++)
+        simulate(&c, 1, 10e-6, 6e-6, ways);
+    ck_assert(c.split);
+}
+END_TEST
+
+START_TEST(test_choice_outgrows_cold_trials) {
+    /* the first split calls are slow (cold caches, a worker waking), the
+     * later ones fast: the first choice is to stay alone, and the trials
+     * bring the split in within a few thousand calls */
+    ram_split_choice c = {0};
+    long ways[2] = {0, 0};
+    simulate(&c, 16, 10e-6, 30e-6, ways);
+    ck_assert(!c.split);
+    long calls = 0;
+    while (!c.split && calls < 5000) {
+        simulate(&c, 1, 10e-6, 6e-6, ways);
+        calls++;
+    }
+    ck_assert(c.split);
+}
+END_TEST
+
 static Suite *team_suite(void) {
     Suite *s = suite_create("team");
     TCase *run = tcase_create("run");
@@ -348,6 +431,11 @@ static Suite *team_suite(void) {
     tcase_add_test(run, test_null_team);
     tcase_add_test(run, test_create_free_many);
     suite_add_tcase(s, run);
+    TCase *choice = tcase_create("split choice");
+    tcase_add_test(choice, test_choice_keeps_the_faster_way);
+    tcase_add_test(choice, test_choice_follows_the_load);
+    tcase_add_test(choice, test_choice_outgrows_cold_trials);
+    suite_add_tcase(s, choice);
     return s;
 }
 

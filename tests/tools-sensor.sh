@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ram-train --sensor on a tiny synthetic MNIST-shaped set made here (no
 # download): each sensor trains, resumes and is stored in the model, which
-# ram-eval --json reports; a soft start from a hard model and an unknown
-# sensor are refused.
+# ram-eval --json reports; a hard model can start a soft run; an unknown
+# sensor is refused.
 #
 # Usage: tools-sensor.sh BUILD_DIR
 set -euo pipefail
@@ -39,14 +39,20 @@ if "${train[@]}" --epochs 3 --out "$tmp/x.ram" --resume "$tmp/soft.ram.ckpt" 2>"
     fail "a hard run resumed a soft checkpoint"
 fi
 
-# --init keeps the model's sensor; soft from a hard model is refused.
+# --init keeps a soft model's sensor; --sensor soft on a hard model reads
+# its weights with the soft sensor, and the result is a soft model;
+# --detach-soft says so in the header.
 init=("$bin/ram-train" --data "$tmp/data" --val 100 --batch 32 --threads 2 --quiet --epochs 1)
 "${init[@]}" --init "$tmp/soft.ram" --sensor hybrid --out "$tmp/i.ram" 2>"$tmp/init.txt" ||
     fail "--init soft model --sensor hybrid: $(cat "$tmp/init.txt")"
-if "${init[@]}" --init "$tmp/hard.ram" --sensor soft --out "$tmp/i.ram" 2>"$tmp/init.txt"; then
-    fail "--sensor soft from a hard model accepted"
-fi
-grep -q "hard sensor" "$tmp/init.txt" || fail "--init hard --sensor soft: $(cat "$tmp/init.txt")"
+"${init[@]}" --init "$tmp/hard.ram" --sensor soft --detach-soft --out "$tmp/h2s.ram" \
+    2>"$tmp/init.txt" || fail "--init hard model --sensor soft: $(cat "$tmp/init.txt")"
+grep -q "hard sensor's weights read by the soft one" "$tmp/init.txt" ||
+    fail "--init hard --sensor soft did not say so: $(cat "$tmp/init.txt")"
+grep -q "location network alone (--detach-soft)" "$tmp/init.txt" ||
+    fail "--detach-soft not in the header: $(cat "$tmp/init.txt")"
+"${evaluate[@]}" --model "$tmp/h2s.ram" >"$tmp/h2s.json" || fail "ram-eval of the resensed model"
+grep -q '"sensor": "soft"' "$tmp/h2s.json" || fail "resensed model: $(cat "$tmp/h2s.json")"
 
 # An unknown sensor is a usage error (exit 2).
 set +e

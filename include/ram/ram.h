@@ -417,6 +417,16 @@ RAM_API size_t ram_model_param_count(const ram_model *m);
  *  objects), OUT_OF_MEMORY. */
 RAM_API ram_status ram_model_with_glimpses(const ram_model *m, int glimpses, int emit_every,
                                            ram_model **out);
+/** Copy `m` with another sensor (ram_model_params.sensor) into *out, for a
+ *  hard model to be fine-tuned or run with the soft sensor (or back): no
+ *  weight depends on the sensor, and where each scale's square has edges on
+ *  pixel edges and cells of a whole number of pixels the soft sensor reads
+ *  what the hard one reads, so the copy starts where the model is.  The
+ *  copy has m's weights, class names and fit rule, but no stop unit (fit it
+ *  again).  `m` is not changed.  Errors: INVALID_ARGUMENT (NULL, an unknown
+ *  sensor, or the soft sensor for a model with cell_samples or contrast,
+ *  which only the hard one reads), OUT_OF_MEMORY. */
+RAM_API ram_status ram_model_with_sensor(const ram_model *m, ram_sensor sensor, ram_model **out);
 
 /** Create an inference workspace for up to `max_batch` (<= 2^20) images at a time.
  *  One per thread; it borrows nothing from the model, but may only be used
@@ -724,6 +734,16 @@ typedef struct ram_policy_params {
     /** What a model of several objects is rewarded for (ignored for one):
      *  (PER_OBJECT) */
     ram_reward_mode reward;
+    /** A model with the SOFT sensor (ignored for a HARD one): 1, the loss's
+     *  gradient backpropagated through the sensor to each location trains
+     *  the location network only; 0, it also flows from the location back
+     *  into the core and the glimpse network through time.  The recurrent
+     *  path that 0 adds (a location moves the next glimpse, which moves the
+     *  core, which moves the next location) can make training unsteady: 1
+     *  kept 8-glimpse MNIST and the fine-tuning of a hard cluttered60 model
+     *  steady where 0 diverged (docs/training.md).  (0, as before the field
+     *  was added) */
+    int soft_detach_core;
 } ram_policy_params;
 
 /** Fill `p` with defaults: std, hidden and steps 0 (take the model's), LINEAR
@@ -1033,13 +1053,18 @@ RAM_API const char *ram_blas_info(int *slow);
  *  divides every layer's outputs between the threads, so that one image
  *  (batch 1) is classified faster, not only a large batch: each thread
  *  keeps its share of the weights in its own core's cache, unless that is
- *  measured to be slower: the state's first 16 such calls alternate between
- *  the threads and the calling thread alone, and the threads are used only
- *  when their median time is at least 5 % below the median alone, until
- *  the choice is measured again, every 16,384 small calls (where cores are
- *  shared, as a VM's vCPUs are, the threads' barriers can cost more than
- *  the work they divide).  A larger call gives each thread a slice of the
- *  images, in a workspace of its own.
+ *  measured to be slower (where cores are shared, as a VM's vCPUs are, the
+ *  threads' barriers can cost more than the work they divide, and a thread
+ *  whose core another program holds stalls every call): the state's first
+ *  16 such calls alternate between the threads and the calling thread
+ *  alone, and the threads are used while the median of their last 8 times
+ *  is at least 5 % below the median of the last 8 alone.  Every call is
+ *  timed, and one in about 128 (fewer the slower the other way is, so that
+ *  these trials cost under 1 % of the time) goes the way not chosen, to
+ *  keep both medians current; a call by the threads 4 times slower than
+ *  the median alone makes the choice again at once.  So the choice follows
+ *  the machine's load within a few hundred calls.  A larger call gives
+ *  each thread a slice of the images, in a workspace of its own.
  *
  *  Results: the same bits for every `threads` value when a call classifies
  *  8 images or fewer.  Beyond that, a slice has fewer rows than the whole

@@ -531,6 +531,21 @@ class Model(_Closeable):
                                              ctypes.byref(out)))
         return type(self)(out.value)
 
+    def with_sensor(self, sensor):
+        """A new model with these weights and another sensor, "hard" or
+        "soft" (ram_model_with_sensor): a hard model read by the soft sensor
+        (which reads what the hard one does where the squares sit on pixel
+        edges), to fine-tune its glimpses by backpropagation.  The stop unit
+        is not copied."""
+        if sensor not in SENSORS:
+            raise ValueError("sensor must be one of %s, not %r" % (", ".join(SENSORS), sensor))
+        if _capi.ram_model_with_sensor is None:
+            raise _invalid("Model.with_sensor needs a newer libram than %s (%s)"
+                           % (library_path, library_version))
+        out = ctypes.c_void_p()
+        _check(_capi.ram_model_with_sensor(self._ptr, SENSORS[sensor], ctypes.byref(out)))
+        return type(self)(out.value)
+
     def save(self, path):
         """Save atomically: a temporary file renamed over `path`."""
         with self._lock:
@@ -1102,7 +1117,7 @@ class Policy(_Closeable):
     Policy(model, **params) starts from ram_policy_params_init()'s defaults
     with `params` applied: the fields of ram_policy_params (std, baseline,
     hidden, steps, reward_scale, discount, detach_core, seed, soft_training,
-    reward); baseline ("linear", "scalar", "none"), soft_training
+    reward, soft_detach_core); baseline ("linear", "scalar", "none"), soft_training
     ("backprop", "hybrid": how a soft-sensor model's locations are trained)
     and reward ("per-object", "all-correct": what a model of several
     objects is rewarded for) also by name.  Zero std, hidden and steps take

@@ -152,6 +152,7 @@ class PolicyParams(ctypes.Structure):
         # Appended in 0.2.
         ("soft_training", ctypes.c_int),
         ("reward", ctypes.c_int),
+        ("soft_detach_core", ctypes.c_int),
     ]
 
 
@@ -288,6 +289,7 @@ ram_trainer_evaluate_seq = _optional_fn("ram_trainer_evaluate_seq", _STATUS, VOI
 ram_glimpse_create_sensor = _optional_fn("ram_glimpse_create_sensor", _STATUS,
                                          ctypes.POINTER(GlimpseParams), _INT, _OUT)
 ram_glimpse_sensor = _optional_fn("ram_glimpse_sensor", _INT, VOIDP)
+ram_model_with_sensor = _optional_fn("ram_model_with_sensor", _STATUS, VOIDP, _INT, _OUT)
 ram_glimpse_backward_location = _optional_fn("ram_glimpse_backward_location", _STATUS, VOIDP,
                                              FLOATP, _INT, _INT, _INT, _INT, FLOATP, FLOATP,
                                              _SIZE, FLOATP)

@@ -53,7 +53,8 @@ _MODEL_KNOBS = ("glimpses", "patch", "depth", "scale", "form", "glimpse_hidden",
                 "glimpse_out", "core_hidden", "core", "bound", "loc_std", "loc_range_pixels",
                 "init_scale", "context", "core_layers", "upper_core", "cell_samples", "contrast",
                 "zoom_min", "zoom_max")
-_POLICY_KNOBS = ("std", "baseline", "reward_scale", "discount", "detach_core")
+_POLICY_KNOBS = ("std", "baseline", "reward_scale", "discount", "detach_core",
+                 "soft_detach_core")
 _TRAINER_KNOBS = ("optimizer", "lr", "momentum", "nesterov", "beta1", "beta2", "eps",
                   "clip_norm", "weight_decay", "average_decay", "label_smoothing", "threads",
                   "products")
@@ -165,7 +166,10 @@ class RAMClassifier(*_BASES):
     data; `seed` seeds the weights.
 
     Policy (Policy): std (0: the model's loc_std), baseline, reward_scale,
-    discount, detach_core; its hidden size and steps are the model's.
+    discount, detach_core, soft_detach_core (the soft and hybrid sensors:
+    True, the gradient backpropagated to each location trains the location
+    network only, steadier; False, as before, also the core through time);
+    its hidden size and steps are the model's.
 
     Trainer (Trainer): optimizer, lr, lr_final (None: lr, a constant rate),
     decay_steps (None: the whole fit() when lr_final differs from lr, else
@@ -212,7 +216,7 @@ class RAMClassifier(*_BASES):
                  weight_decay=0.0, average_decay=0.0, threads=1, batch_size=128, epochs=10,
                  validation_fraction=0.1, patience=None, data_format="auto", seed=1,
                  verbose=0, stop_threshold=None, zoom_min=0.0, zoom_max=0.0, stop_cost=None,
-                 label_smoothing=0.0, products="float"):
+                 label_smoothing=0.0, products="float", soft_detach_core=False):
         self.glimpses = glimpses
         self.patch = patch
         self.depth = depth
@@ -240,6 +244,7 @@ class RAMClassifier(*_BASES):
         self.reward_scale = reward_scale
         self.discount = discount
         self.detach_core = detach_core
+        self.soft_detach_core = soft_detach_core
         self.optimizer = optimizer
         self.lr = lr
         self.lr_final = lr_final

@@ -65,10 +65,10 @@ def test_appended_fields_and_their_defaults():
     assert (p.sensor, p.core_layers, p.upper_core, p.context, p.objects, p.emit_every,
             p.cell_samples, p.contrast, p.zoom_min, p.zoom_max) == (0, 1, 0, 0, 1, 0, 0, 0, 0, 0)
     names = [f for f, _ in _capi.PolicyParams._fields_]
-    assert names[names.index("seed") + 1:] == ["soft_training", "reward"]
+    assert names[names.index("seed") + 1:] == ["soft_training", "reward", "soft_detach_core"]
     p = _capi.defaults(_capi.PolicyParams)
     assert p.struct_size == ctypes.sizeof(_capi.PolicyParams)
-    assert (p.soft_training, p.reward) == (0, 0)
+    assert (p.soft_training, p.reward, p.soft_detach_core) == (0, 0, 0)
     for name in ("ram_model_classify_seq", "ram_trainer_train_batch_seq",
                  "ram_trainer_evaluate_seq", "ram_glimpse_create_sensor",
                  "ram_glimpse_backward_location"):
@@ -286,6 +286,24 @@ def test_soft_sensor_model_trains_by_backprop_or_hybrid():
         libram.Policy(None, std=0.2, hidden=8, steps=3, soft_training="sgd")
 
 
+def test_soft_detach_core_changes_only_the_core_path():
+    """soft_detach_core: the same model and batch train to other weights
+    (the core no longer gets the location term), and the policy refuses a
+    value that is not 0 or 1."""
+    x = pixels(8, seed=12)
+    y = [i % 3 for i in range(8)]
+    weights = {}
+    for detach in (False, True):
+        with libram.Model.create(**SOFT) as model, \
+                libram.Policy(model, soft_detach_core=detach) as policy, \
+                libram.Trainer(model, policy, lr=1e-2, max_batch=8) as trainer:
+            trainer.train_batch(x, y)
+            weights[detach] = flat(model.classify(x).probs)
+    assert weights[False] != weights[True]
+    with pytest.raises(libram.InvalidArgumentError, match="soft_detach_core"):
+        libram.Policy(None, std=0.2, hidden=8, steps=3, soft_detach_core=2)
+
+
 def test_soft_glimpse_and_its_location_gradient(buffers):
     shape = (2, 1, 12, 12)
     x = pixels(2, seed=12)
@@ -454,6 +472,27 @@ def test_zoom_model_file_is_read_and_refused_by_the_bridge(tmp_path):
         return  # no PyTorch here: the bridge's refusal is checked where it is installed
     with pytest.raises(bridge.ConversionError, match="zoom"):
         bridge.to_torch(path)
+
+
+def test_with_sensor_keeps_the_weights():
+    """A hard model's soft copy reads what the model reads at the centre,
+    where every square sits on pixel edges, and classifies alike there; a
+    copy back to the hard sensor classifies exactly as the model."""
+    hard = dict(SOFT, sensor="hard", depth=2)
+    with libram.Model.create(**hard) as m:
+        soft = m.with_sensor("soft")
+        back = soft.with_sensor("hard")
+        assert soft.params["sensor"] == "soft" and back.params["sensor"] == "hard"
+        assert soft.param_count == m.param_count
+        images = pixels(3, 11)
+        a = m.classify(images, 3, source="center")
+        b = soft.classify(images, 3, source="center")
+        assert flat(b.probs) == pytest.approx(flat(a.probs), abs=1e-5)
+        assert flat(back.classify(images, 3).probs) == flat(m.classify(images, 3).probs)
+        with pytest.raises(ValueError):
+            m.with_sensor("blurry")
+        soft.close()
+        back.close()
 
 
 def test_with_glimpses_keeps_the_weights():

@@ -44,8 +44,9 @@ typedef struct run {
     uint64_t seed_now; /* the epoch's image seed, for the loader's thread */
     int skipped_now;   /* streamed images that could not be read this epoch */
     int n_all, height, width, n_train, pixels, averaging, stopped;
-    int objects; /* labels per image: 1, or a two-digit set's 2 digits (--objects 2) */
-    long steps;  /* per epoch */
+    int objects;  /* labels per image: 1, or a two-digit set's 2 digits (--objects 2) */
+    int resensed; /* --init's hard model read with the soft sensor (--sensor soft|hybrid) */
+    long steps;   /* per epoch */
     ram_model *model;
     ram_policy *policy;
     ram_trainer *trainer;
@@ -261,6 +262,16 @@ static int load_data(run *r) {
             ram_model_free(r->model);
             r->model = retimed;
         }
+        if (o->mp.sensor == RAM_SENSOR_SOFT && p.sensor == RAM_SENSOR_HARD) {
+            /* --sensor soft or hybrid on a hard model: the same weights read
+             * through the soft sensor, which reads what the hard one does
+             * where the squares sit on pixel edges */
+            ram_model *resensed;
+            TRY(ram_model_with_sensor(r->model, RAM_SENSOR_SOFT, &resensed));
+            ram_model_free(r->model);
+            r->model = resensed;
+            r->resensed = 1;
+        }
     }
     if (r->from_folder && r->objects > 1) {
         fprintf(stderr,
@@ -336,15 +347,7 @@ static const char *data_name(const run *r) {
 static int make_trainer(run *r) {
     train_options *o = r->o;
     if (o->init) {
-        const ram_sensor asked = o->mp.sensor;
         TRY(ram_model_get_params(r->model, &o->mp)); /* loaded by load_data() */
-        if (asked != RAM_SENSOR_HARD && o->mp.sensor != asked) {
-            fprintf(stderr,
-                    "%s: %s has the hard sensor; --sensor soft or hybrid needs a soft "
-                    "model to start from\n",
-                    r->prog, o->init);
-            return -1;
-        }
         if (o->mp.height != r->height || o->mp.width != r->width || o->mp.channels != r->channels) {
             fprintf(stderr, "%s: %s takes %dx%d images with %d channels; %s has %d-channel %dx%d\n",
                     r->prog, o->init, o->mp.height, o->mp.width, o->mp.channels, data_name(r),
@@ -472,17 +475,19 @@ static void print_header(const run *r) {
             r->n_train, o->val, augment, o->batch, o->threads,
             o->tp.products == RAM_PRODUCTS_BF16 ? ", bfloat16 products" : "");
     if (o->mp.sensor == RAM_SENSOR_SOFT)
-        fprintf(stderr, "soft sensor: %s\n",
+        fprintf(stderr, "soft sensor: %s%s\n",
                 o->pp.soft_training == RAM_SOFT_HYBRID
                     ? "sampled locations, REINFORCE plus backpropagation through the sensor"
-                    : "mean locations, trained by backpropagation through the sensor");
+                    : "mean locations, trained by backpropagation through the sensor",
+                o->pp.soft_detach_core ? " into the location network alone (--detach-soft)" : "");
     if (o->mp.zoom_max > 0)
         fprintf(stderr,
                 "zoom: each glimpse's squares times a factor in [%g, %g] chosen by the policy\n",
                 (double)o->mp.zoom_min, (double)o->mp.zoom_max);
     if (o->init && !o->resume)
-        fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)%s\n",
-                o->init, init_retimes(o) ? ", the glimpses counted as above" : "");
+        fprintf(stderr, "starting from the weights of %s (optimizer and baseline afresh)%s%s\n",
+                o->init, init_retimes(o) ? ", the glimpses counted as above" : "",
+                r->resensed ? ", its hard sensor's weights read by the soft one" : "");
 }
 
 /* --log: a new file, or appended to when resuming if its columns are this run's.

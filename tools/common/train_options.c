@@ -203,8 +203,9 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
                  "policy's mean, trained by backpropagating the classification loss through "
                  "the sensor, no REINFORCE) "
                  "or hybrid (the soft sensor, sampled locations, REINFORCE plus the "
-                 "backpropagated term); stored in the model.  With --init the model's sensor "
-                 "is kept: soft or hybrid need a soft model there"},
+                 "backpropagated term); stored in the model.  With --init a soft model stays "
+                 "soft; soft or hybrid on a hard model read its weights with the soft "
+                 "sensor (fine-tuning a hard model's glimpses by backpropagation)"},
         {"--baseline", OPT_CHOICE, &pp->baseline, .choices = "linear|scalar|none",
          .values = baseline_values, .meta = "B", .section = "policy",
          .help = "REINFORCE's baseline"},
@@ -217,6 +218,10 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
                  "right"},
         {"--reinforce-core", OPT_FLAG, reinforce_core,
          .help = "let REINFORCE train the core too (default: the location network only)"},
+        {"--detach-soft", OPT_FLAG, &pp->soft_detach_core,
+         .help = "soft and hybrid sensors: the gradient backpropagated through the sensor to "
+                 "each location trains the location network only, not the core and glimpse "
+                 "network through time (steadier; default: both)"},
         {"--optim", OPT_CHOICE, &tp->optimizer, .choices = "adam|sgd", .values = optim_values,
          .meta = "O", .section = "optimizer", .help = "the optimizer"},
         {"--lr", OPT_FLOAT, &tp->lr, ANY, .meta = "F", .help = "learning rate"},

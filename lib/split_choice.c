@@ -1,0 +1,69 @@
+/* How a threaded inference state runs its small calls: every layer's rows
+ * split between its threads, or the caller's thread alone, chosen by
+ * timing both ways as the calls come.
+ *
+ * Whether the split pays is measured, not assumed: its barriers cost a few
+ * microseconds a glimpse where the threads' cores are shared (a VM's
+ * vCPUs), which can exceed the work they divide (the paper's MNIST model at
+ * batch 1 took 29 us with two threads against 21 us alone on a 2-vCPU
+ * machine), and a split whose worker is not running (another program has
+ * its core) waits milliseconds.  So each way's time per image is kept for
+ * its last RAM_CHOOSE_TRIALS calls.  The first calls alternate between the
+ * two ways, RAM_CHOOSE_TRIALS each; from then on every call is timed, and
+ * one call goes the other way after EXPLORE_EVERY calls times the ratio of
+ * the two ways' medians, so that both records stay current while the
+ * trials cost about 1/EXPLORE_EVERY of the time however slow the other way
+ * is.  The split is chosen while its median is below SPLIT_GAIN times the
+ * median alone: the median, not the fastest call, because a split's calls
+ * vary more (one preempted vCPU stalls every barrier), so that its best
+ * call flatters it; and a margin, because a split that gains less is not
+ * worth a second core.  The choice is made again after each trial of the
+ * other way, and at once when a split call takes SPLIT_STALL times the
+ * median alone (the machine's load has changed): neither the first calls,
+ * which run on cold caches, nor a load that comes later holds a losing
+ * choice for long.  Both ways give the same bits, so the choice changes
+ * only the time. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPLORE_EVERY 128
+#define EXPLORE_MAX   (1u << 20) /* calls between trials, at most */
+#define SPLIT_GAIN    0.95
+#define SPLIT_STALL   4.0
+
+bool ram_split_choice_next(const ram_split_choice *c) {
+    if (c->calls < 2 * RAM_CHOOSE_TRIALS) return c->calls % 2 == 0; /* the first trials */
+    return c->split != (c->wait == 0);                              /* a trial when due */
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of a way's last RAM_CHOOSE_TRIALS times (sorted in a copy). */
+static double median_time(const ram_split_choice *c, int way) {
+    double v[RAM_CHOOSE_TRIALS];
+    memcpy(v, c->time[way], sizeof v);
+    qsort(v, RAM_CHOOSE_TRIALS, sizeof *v, compare_doubles);
+    return 0.5 * (v[RAM_CHOOSE_TRIALS / 2 - 1] + v[RAM_CHOOSE_TRIALS / 2]);
+}
+
+void ram_split_choice_record(ram_split_choice *c, bool split, double seconds) {
+    c->time[split][c->next[split]] = seconds;
+    c->next[split] = (c->next[split] + 1) % RAM_CHOOSE_TRIALS;
+    if (c->calls < 2 * RAM_CHOOSE_TRIALS) { /* the first trials: chosen after the last */
+        if (++c->calls < 2 * RAM_CHOOSE_TRIALS) return;
+    } else if (split == c->split && !(split && seconds > SPLIT_STALL * median_time(c, 0))) {
+        if (c->wait > 0) c->wait--; /* neither a trial nor a stall */
+        return;
+    }
+    const double alone = median_time(c, 0), both = median_time(c, 1);
+    c->split = both < SPLIT_GAIN * alone;
+    /* the next trial after EXPLORE_EVERY x (the other way's time over the chosen one's) */
+    const double ratio = c->split ? alone / both : both / alone;
+    const double wait = EXPLORE_EVERY * (ratio > 1 ? ratio : 1);
+    c->wait = wait < EXPLORE_MAX ? (unsigned)wait : EXPLORE_MAX;
+}
