@@ -363,55 +363,79 @@ static stat3 bench_infer(const ram_model *m, const float *x, int pool, int batch
     return bench_infer_stop(m, x, pool, batch, threads, state_per_thread, precision, -1.0f);
 }
 
-/* Two threads against one at batch 1, paired.  The rows above time each
- * thread count on its own, minutes apart (the training and the peer's rows
- * come between), so that the machine's drift can put either ahead; on a
- * shared VM it moved batch-1 calls from 11 to 17 us between runs.  Here a
- * 1-thread and a 2-thread state of the same model classify the pool's
- * images in turn, as infer_thread_main() does, alternately in 2 x --reps + 1
- * rounds of a repetition's length each, the order swapped every round, and
- * what is summarised is each round's ratio of times per image (2 threads
- * over 1: below 1, the second thread helps).  The 2-thread state's first
- * calls include its own choice of whether to split (ram_state_create_threads). */
-static stat3 threads_ratio(const ram_model *m, const float *x, int pool, ram_precision precision) {
-    ram_model_params p;
-    ram_model_params_init(&p);
-    CHECK(ram_model_get_params(m, &p));
-    const size_t image = (size_t)p.channels * p.height * p.width;
-    ram_state *st[2];
-    long iters[2], next[2] = {0, 0};
-    int label;
-    for (int k = 0; k < 2; k++) {
-        CHECK(ram_state_create_threads(m, 1, k + 1, &st[k]));
-        CHECK(ram_state_set_precision(st[k], precision));
-    }
-#define CLASSIFY(k)                                                                                \
-    CHECK(ram_model_classify(m, st[k], x + (size_t)(next[k]++ % pool) * image, 1, &label, NULL,    \
-                             NULL))
+/* Two ways of the same work timed alternately: `call(arg, k)` does one
+ * call of way k.  Each way's calls per round are set from `calibrate` calls
+ * so that a round lasts a repetition (--rep-seconds); then --warmup rounds
+ * and 2 x --reps + 1 timed ones, the order swapped every round, and what
+ * is summarised is each round's ratio of time per call, way 1 over way 0,
+ * so that drift between rounds hits both sides. */
+typedef void (*way_fn)(void *arg, int k);
+
+static stat3 alternate_ratio(way_fn call, void *arg, int calibrate) {
+    long iters[2];
     for (int k = 0; k < 2; k++) {
         double t0 = now();
-        for (int i = 0; i < 64; i++) /* the 2-thread state's choice is made in these */
-            CLASSIFY(k);
-        double one = (now() - t0) / 64;
+        for (int i = 0; i < calibrate; i++)
+            call(arg, k);
+        double one = (now() - t0) / calibrate;
         iters[k] = one > 0 ? (long)(opt.rep_seconds / one) : 1000;
         if (iters[k] < 1) iters[k] = 1;
     }
     const int rounds = 2 * opt.reps + 1;
-    double v[2 * 64 + 1], us[2];
+    double v[2 * 64 + 1], per_call[2];
     for (int r = -opt.warmup; r < rounds; r++) { /* negative rounds: warm-up */
         for (int o = 0; o < 2; o++) {
             const int k = (r + o) & 1;
             double t0 = now();
             for (long i = 0; i < iters[k]; i++)
-                CLASSIFY(k);
-            us[k] = (now() - t0) * 1e6 / (double)iters[k];
+                call(arg, k);
+            per_call[k] = (now() - t0) / (double)iters[k];
         }
-        if (r >= 0) v[r] = us[1] / us[0];
+        if (r >= 0) v[r] = per_call[1] / per_call[0];
     }
-#undef CLASSIFY
-    for (int k = 0; k < 2; k++)
-        ram_state_free(st[k]);
     return summarize(v, rounds);
+}
+
+/* Two threads against one at batch 1, paired.  The rows above time each
+ * thread count on its own, minutes apart (the training and the peer's rows
+ * come between), so that the machine's drift can put either ahead; on a
+ * shared VM it moved batch-1 calls from 11 to 17 us between runs.  Here a
+ * 1-thread and a 2-thread state of the same model classify the pool's
+ * images one at a time, as infer_thread_main() does, timed alternately
+ * (alternate_ratio()): the ratio is 2 threads over 1, below 1 where the
+ * second thread helps.  The 2-thread state's first calls include its own
+ * choice of whether to split (ram_state_create_threads). */
+typedef struct threads_pair {
+    const ram_model *m;
+    ram_state *st[2]; /* 1 and 2 threads */
+    const float *x;
+    size_t image;
+    int pool;
+    long next[2]; /* each state's next image of the pool */
+} threads_pair;
+
+static void classify_one(void *arg, int k) {
+    threads_pair *tp = arg;
+    int label;
+    CHECK(ram_model_classify(tp->m, tp->st[k],
+                             tp->x + (size_t)(tp->next[k]++ % tp->pool) * tp->image, 1, &label,
+                             NULL, NULL));
+}
+
+static stat3 threads_ratio(const ram_model *m, const float *x, int pool, ram_precision precision) {
+    ram_model_params p;
+    ram_model_params_init(&p);
+    CHECK(ram_model_get_params(m, &p));
+    threads_pair tp = {m, {NULL, NULL}, x, (size_t)p.channels * p.height * p.width, pool, {0, 0}};
+    for (int k = 0; k < 2; k++) {
+        CHECK(ram_state_create_threads(m, 1, k + 1, &tp.st[k]));
+        CHECK(ram_state_set_precision(tp.st[k], precision));
+    }
+    /* 64 calls to calibrate: the 2-thread state's first choice is made in them */
+    stat3 s = alternate_ratio(classify_one, &tp, 64);
+    for (int k = 0; k < 2; k++)
+        ram_state_free(tp.st[k]);
+    return s;
 }
 
 /* The glimpses the pool's images take on average when they stop at the
@@ -882,62 +906,53 @@ static void run_scaling(void) {
  * its own, and on this noisy VM two measurements of the same case can differ
  * by 20 %, more than the 10 % in question.  Here the two sizes (the same
  * network: translated60's retina, 8 glimpses, 1 channel) are timed
- * alternately in 2 x --reps + 1 rounds of a repetition's length each, the order swapped every
- * round, and what is summarised is each round's ratio, so drift hits both sides.
- * With `bytes`, the images are 8-bit (ram_model_classify_u8), as decoded
- * pictures are: a quarter of the memory a glimpse's window spans. */
-static stat3 size_ratio(int batch, bool bytes) {
-    const int sizes[2] = {60, 512};
+ * alternately (alternate_ratio()), so drift hits both sides.  With `bytes`, the images are 8-bit
+ * (ram_model_classify_u8), as decoded pictures are: a quarter of the memory a glimpse's window
+ * spans. */
+typedef struct sizes_pair {
     ram_model *m[2];
     ram_state *st[2];
     float *x[2];
-    uint8_t *x8[2] = {NULL, NULL};
-    int *labels = xmalloc(sizeof(int) * batch);
-    long iters[2];
-#define CLASSIFY(k)                                                                                \
-    CHECK(bytes ? ram_model_classify_u8(m[k], st[k], x8[k], batch, labels, NULL, NULL)             \
-                : ram_model_classify(m[k], st[k], x[k], batch, labels, NULL, NULL))
+    uint8_t *x8[2]; /* `bytes`: the images as 8-bit, x NULL */
+    int *labels;
+    int batch;
+} sizes_pair;
+
+static void classify_batch(void *arg, int k) {
+    sizes_pair *sp = arg;
+    CHECK(sp->x8[k] ? ram_model_classify_u8(sp->m[k], sp->st[k], sp->x8[k], sp->batch, sp->labels,
+                                            NULL, NULL)
+                    : ram_model_classify(sp->m[k], sp->st[k], sp->x[k], sp->batch, sp->labels, NULL,
+                                         NULL));
+}
+
+static stat3 size_ratio(int batch, bool bytes) {
+    const int sizes[2] = {60, 512};
+    sizes_pair sp = {.labels = xmalloc(sizeof(int) * batch), .batch = batch};
     for (int k = 0; k < 2; k++) {
         ram_model_params p = config_params(&configs[1]);
         p.height = p.width = sizes[k];
-        CHECK(ram_model_create(&p, &m[k]));
-        CHECK(ram_state_create_threads(m[k], batch, 1, &st[k]));
-        x[k] = make_images((size_t)batch, &p, 3);
+        CHECK(ram_model_create(&p, &sp.m[k]));
+        CHECK(ram_state_create_threads(sp.m[k], batch, 1, &sp.st[k]));
+        sp.x[k] = make_images((size_t)batch, &p, 3);
         if (bytes) {
             const size_t count = (size_t)batch * p.height * p.width;
-            x8[k] = xmalloc(count);
+            sp.x8[k] = xmalloc(count);
             for (size_t i = 0; i < count; i++)
-                x8[k][i] = (uint8_t)(x[k][i] * 255.0f + 0.5f);
-            free(x[k]);
-            x[k] = NULL;
+                sp.x8[k][i] = (uint8_t)(sp.x[k][i] * 255.0f + 0.5f);
+            free(sp.x[k]);
+            sp.x[k] = NULL;
         }
-        double t0 = now();
-        CLASSIFY(k);
-        double one = now() - t0;
-        iters[k] = one > 0 ? (long)(opt.rep_seconds / one) : 1000;
-        if (iters[k] < 1) iters[k] = 1;
     }
-    const int rounds = 2 * opt.reps + 1;
-    double v[2 * 64 + 1], us[2];
-    for (int r = -opt.warmup; r < rounds; r++) { /* negative rounds: warm-up */
-        for (int o = 0; o < 2; o++) {
-            int k = (r + o) & 1;
-            double t0 = now();
-            for (long i = 0; i < iters[k]; i++)
-                CLASSIFY(k);
-            us[k] = (now() - t0) * 1e6 / ((double)iters[k] * batch);
-        }
-        if (r >= 0) v[r] = us[1] / us[0];
-    }
-#undef CLASSIFY
+    stat3 s = alternate_ratio(classify_batch, &sp, 1);
     for (int k = 0; k < 2; k++) {
-        ram_state_free(st[k]);
-        ram_model_free(m[k]);
-        free(x[k]);
-        free(x8[k]);
+        ram_state_free(sp.st[k]);
+        ram_model_free(sp.m[k]);
+        free(sp.x[k]);
+        free(sp.x8[k]);
     }
-    free(labels);
-    return summarize(v, rounds);
+    free(sp.labels);
+    return s;
 }
 
 static void run_size_ratio(void) {
