@@ -286,7 +286,7 @@ def test_soft_sensor_model_trains_by_backprop_or_hybrid():
         libram.Policy(None, std=0.2, hidden=8, steps=3, soft_training="sgd")
 
 
-def test_soft_detach_core_changes_only_the_core_path():
+def test_soft_detach_core_changes_the_training_step():
     """soft_detach_core: the same model and batch train to other weights
     (the core no longer gets the location term), and the policy refuses a
     value that is not 0 or 1."""
