@@ -638,6 +638,7 @@ typedef struct ram_split_choice {
     unsigned wait;                     /* calls the chosen way before the next trial */
     double time[2][RAM_CHOOSE_TRIALS]; /* seconds per image: [0] alone, [1] split */
     unsigned next[2];                  /* where each way's next time goes */
+    double stall;                      /* a split call slower than this chooses again */
     bool split;                        /* the choice after the first trials */
 } ram_split_choice;
 /* Whether the next small call splits its rows between the threads. */

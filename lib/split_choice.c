@@ -56,12 +56,16 @@ void ram_split_choice_record(ram_split_choice *c, bool split, double seconds) {
     c->next[split] = (c->next[split] + 1) % RAM_CHOOSE_TRIALS;
     if (c->calls < 2 * RAM_CHOOSE_TRIALS) { /* the first trials: chosen after the last */
         if (++c->calls < 2 * RAM_CHOOSE_TRIALS) return;
-    } else if (split == c->split && !(split && seconds > SPLIT_STALL * median_time(c, 0))) {
+    } else if (split == c->split && !(split && seconds > c->stall)) {
         if (c->wait > 0) c->wait--; /* neither a trial nor a stall */
         return;
     }
     const double alone = median_time(c, 0), both = median_time(c, 1);
     c->split = both < SPLIT_GAIN * alone;
+    /* The times alone change only by a call alone, which while the split
+     * is chosen is a trial, and a trial makes the choice again: so the
+     * bound is set here, not sorted out of them at every split call. */
+    c->stall = SPLIT_STALL * alone;
     /* the next trial after EXPLORE_EVERY x (the other way's time over the chosen one's) */
     const double ratio = c->split ? alone / both : both / alone;
     const double wait = EXPLORE_EVERY * (ratio > 1 ? ratio : 1);
