@@ -21,7 +21,9 @@
  * batch-1 inference skips a ReLU's zeros, and trained models have more.
  *
  * Figures are median (min-max) over --reps timed repetitions after --warmup
- * untimed ones.  A benchmark prints; it never asserts.  Each configuration
+ * untimed ones; the paired ratios (two ways timed in alternate rounds) add
+ * the median's 95 % confidence interval, so that "not slower" can be read
+ * off them.  A benchmark prints; it never asserts.  Each configuration
  * runs in a child process, so that its peak RSS is its own. */
 #define _GNU_SOURCE
 #include "blas.h"
@@ -99,6 +101,10 @@ static void *xmalloc(size_t n) {
 
 typedef struct stat3 {
     double median, min, max;
+    /* A distribution-free 95 % confidence interval of the median (order
+     * statistics of the binomial): lo > hi where the samples are too few
+     * (fewer than 6), or nothing was measured (all zero). */
+    double lo, hi;
 } stat3;
 
 static int cmp_double(const void *a, const void *b) {
@@ -106,10 +112,42 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* The interval [v[j], v[n-1-j]] of n sorted samples holds the median with
+ * probability 1 - 2 P(B <= j), B ~ Binomial(n, 1/2), whatever the samples'
+ * distribution; the largest j with 2 P(B <= j) <= 0.05, or -1 if none. */
+static int median_ci_rank(int n) {
+    double p = ldexp(1.0, -n), cdf = p; /* P(B = 0), P(B <= 0) */
+    int j = -1;
+    for (int k = 0; k < n / 2 && 2 * cdf <= 0.05; k++) {
+        j = k;
+        p *= (double)(n - k) / (k + 1); /* P(B = k + 1) */
+        cdf += p;
+    }
+    return j;
+}
+
 static stat3 summarize(double *v, int n) {
     qsort(v, n, sizeof *v, cmp_double);
-    stat3 s = {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0], v[n - 1]};
+    stat3 s = {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0], v[n - 1], 1, 0};
+    const int j = median_ci_rank(n);
+    if (j >= 0) s.lo = v[j], s.hi = v[n - 1 - j];
     return s;
+}
+
+/* A paired ratio as text: its median, the median's 95 % interval where
+ * there are rounds enough, and the range. */
+typedef struct ratio_text {
+    char s[80];
+} ratio_text;
+
+static ratio_text ratio_str(stat3 r) {
+    ratio_text t;
+    if (r.lo <= r.hi)
+        snprintf(t.s, sizeof t.s, "%.3f (95 %% CI %.3f-%.3f; %.3f-%.3f)", r.median, r.lo, r.hi,
+                 r.min, r.max);
+    else
+        snprintf(t.s, sizeof t.s, "%.3f (%.3f-%.3f)", r.median, r.min, r.max);
+    return t;
 }
 
 /* Runs `work(arg, iters)` --warmup times, then --reps times with `iters`
@@ -404,7 +442,8 @@ static stat3 alternate_ratio(way_fn call, void *arg, int calibrate) {
  * images one at a time, as infer_thread_main() does, timed alternately
  * (alternate_ratio()): the ratio is 2 threads over 1, below 1 where the
  * second thread helps.  The 2-thread state's first calls include its own
- * choice of whether to split (ram_state_create_threads). */
+ * choice of whether to split (ram_state_create_threads).  With `threads`
+ * 1, both states have one thread: the null pair. */
 typedef struct threads_pair {
     const ram_model *m;
     ram_state *st[2]; /* 1 and 2 threads */
@@ -422,13 +461,14 @@ static void classify_one(void *arg, int k) {
                              NULL, NULL));
 }
 
-static stat3 threads_ratio(const ram_model *m, const float *x, int pool, ram_precision precision) {
+static stat3 threads_ratio(const ram_model *m, const float *x, int pool, ram_precision precision,
+                           int threads) {
     ram_model_params p;
     ram_model_params_init(&p);
     CHECK(ram_model_get_params(m, &p));
     threads_pair tp = {m, {NULL, NULL}, x, (size_t)p.channels * p.height * p.width, pool, {0, 0}};
     for (int k = 0; k < 2; k++) {
-        CHECK(ram_state_create_threads(m, 1, k + 1, &tp.st[k]));
+        CHECK(ram_state_create_threads(m, 1, k ? threads : 1, &tp.st[k]));
         CHECK(ram_state_set_precision(tp.st[k], precision));
     }
     /* 64 calls to calibrate: the 2-thread state's first choice is made in them */
@@ -590,8 +630,9 @@ typedef struct row {
 } row;
 
 static void print_stat_json(const char *key, stat3 s, int last) {
-    printf("\"%s\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g}%s", key, s.median, s.min,
-           s.max, last ? "" : ", ");
+    printf("\"%s\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g", key, s.median, s.min, s.max);
+    if (s.hi > 0 && s.lo <= s.hi) printf(", \"ci95\": [%.6g, %.6g]", s.lo, s.hi);
+    printf("}%s", last ? "" : ", ");
 }
 
 static double peak_rss_mb(void) {
@@ -685,9 +726,13 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
     }
     const ram_precision precisions[3] = {RAM_PRECISION_FLOAT, RAM_PRECISION_HALF,
                                          RAM_PRECISION_BF16};
-    stat3 two_over_one[3] = {{0}};
+    stat3 two_over_one[3] = {{0}}, null_pair = {0};
     for (int k = 0; k < 3 && opt.max_threads > 1; k++)
-        two_over_one[k] = threads_ratio(m, x, POOL, precisions[k]);
+        two_over_one[k] = threads_ratio(m, x, POOL, precisions[k], 2);
+    /* The method's own resolution: two one-thread states, alike but for
+     * where their buffers lie, timed the same way.  What their ratio
+     * strays from 1 by, two threads against one cannot be told apart by. */
+    if (opt.max_threads > 1) null_pair = threads_ratio(m, x, POOL, RAM_PRECISION_FLOAT, 1);
     double rss = peak_rss_mb();
 
 #define ROW(label, field, unit)                                                                    \
@@ -783,11 +828,10 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             lr[t].infer256.median / pr[t].infer256.median);
     }
     if (opt.max_threads > 1)
-        say("   infer, batch 1, 2t / 1t timed alternately (%d rounds): float %.3f (%.3f-%.3f), "
-            "half %.3f (%.3f-%.3f), bf16 %.3f (%.3f-%.3f)\n",
-            2 * opt.reps + 1, two_over_one[0].median, two_over_one[0].min, two_over_one[0].max,
-            two_over_one[1].median, two_over_one[1].min, two_over_one[1].max,
-            two_over_one[2].median, two_over_one[2].min, two_over_one[2].max);
+        say("   infer, batch 1, 2t / 1t timed alternately (%d rounds): float %s, half %s, bf16 "
+            "%s; 1t / 1t, float %s\n",
+            2 * opt.reps + 1, ratio_str(two_over_one[0]).s, ratio_str(two_over_one[1]).s,
+            ratio_str(two_over_one[2]).s, ratio_str(null_pair).s);
     if (opt.peer && pr[0].ok) say("   PyTorch setup: %s\n", pr[0].setup);
     for (int t = 0; t < opt.max_threads && opt.peer; t++)
         if (pr[t].ok && *pr[t].picked)
@@ -805,7 +849,8 @@ static void run_config(const config *c, stat3 peak1, stat3 peak2, int first) {
             printf("\"threads_ratio_b1\": {");
             print_stat_json("float", two_over_one[0], 0);
             print_stat_json("half", two_over_one[1], 0);
-            print_stat_json("bf16", two_over_one[2], 1);
+            print_stat_json("bf16", two_over_one[2], 0);
+            print_stat_json("one_over_one_float", null_pair, 1);
             printf("}, ");
         }
         printf("\"threads\": [");
@@ -959,10 +1004,10 @@ static void run_size_ratio(void) {
     stat3 b1 = size_ratio(1, false), b256 = size_ratio(256, false);
     stat3 b1u8 = size_ratio(1, true), b256u8 = size_ratio(256, true);
     say("\n   512x512 / 60x60, same network, timed alternately (%d rounds), 1 thread:\n"
-        "   float images: batch 1 %.3f (%.3f-%.3f), batch 256 %.3f (%.3f-%.3f)\n"
-        "   8-bit images: batch 1 %.3f (%.3f-%.3f), batch 256 %.3f (%.3f-%.3f)\n",
-        2 * opt.reps + 1, b1.median, b1.min, b1.max, b256.median, b256.min, b256.max, b1u8.median,
-        b1u8.min, b1u8.max, b256u8.median, b256u8.min, b256u8.max);
+        "   float images: batch 1 %s, batch 256 %s\n"
+        "   8-bit images: batch 1 %s, batch 256 %s\n",
+        2 * opt.reps + 1, ratio_str(b1).s, ratio_str(b256).s, ratio_str(b1u8).s,
+        ratio_str(b256u8).s);
     if (opt.json) {
         printf("], \"size_ratio_512_60\": {");
         print_stat_json("b1", b1, 0);

@@ -630,7 +630,8 @@ RAM_HIDDEN void ram_team_barrier(ram_team *t);
 
 /* ---- a threaded state's choice for small calls (split_choice.c) ---- */
 
-#define RAM_CHOOSE_TRIALS 8
+#define RAM_CHOOSE_TRIALS    8
+#define RAM_TIME_ALONE_EVERY 8
 /* Times per image of the last calls each way and the choice; all zeros to
  * start. */
 typedef struct ram_split_choice {
@@ -643,8 +644,14 @@ typedef struct ram_split_choice {
 } ram_split_choice;
 /* Whether the next small call splits its rows between the threads. */
 RAM_HIDDEN bool ram_split_choice_next(const ram_split_choice *c);
-/* After a call the way ram_split_choice_next() said: its seconds per image. */
+/* Whether that call must be timed: the first trials, every split call, every
+ * trial; of the calls alone the choice keeps, one in RAM_TIME_ALONE_EVERY. */
+RAM_HIDDEN bool ram_split_choice_timed(const ram_split_choice *c, bool split);
+/* After a timed call the way ram_split_choice_next() said: its seconds per
+ * image. */
 RAM_HIDDEN void ram_split_choice_record(ram_split_choice *c, bool split, double seconds);
+/* After a call that was not to be timed: counted towards the next trial. */
+RAM_HIDDEN void ram_split_choice_count(ram_split_choice *c);
 
 RAM_HIDDEN ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train);
 RAM_HIDDEN void ram_ws_release(ram_ws *ws);

@@ -44,21 +44,25 @@ struct ram_state {
 };
 
 /* A small call's team (the row split) or NULL (the caller alone), as the
- * state's choice says (split_choice.c), and the time it began. */
+ * state's choice says (split_choice.c), and the time it began (negative:
+ * the call is not timed). */
 static ram_team *small_call_begin(const ram_state *st, const ram_split_choice *c, double *t0) {
-    if (!st->team) {
-        *t0 = 0;
-        return NULL;
-    }
-    *t0 = ram_seconds();
-    return ram_split_choice_next(c) ? st->team : NULL;
+    *t0 = -1;
+    if (!st->team) return NULL;
+    const bool split = ram_split_choice_next(c);
+    if (ram_split_choice_timed(c, split)) *t0 = ram_seconds();
+    return split ? st->team : NULL;
 }
 
 /* After a small call of n images begun by small_call_begin(): its time
- * given to the choice. */
+ * given to the choice, or the call counted. */
 static void small_call_end(const ram_state *st, ram_split_choice *c, const ram_team *used,
                            double t0, int n) {
-    if (st->team) ram_split_choice_record(c, used != NULL, (ram_seconds() - t0) / n);
+    if (!st->team) return;
+    if (t0 >= 0)
+        ram_split_choice_record(c, used != NULL, (ram_seconds() - t0) / n);
+    else
+        ram_split_choice_count(c);
 }
 
 void ram_state_free(ram_state *st) {

@@ -340,18 +340,30 @@ END_TEST
 
 /* ---- the threaded state's choice for small calls (split_choice.c) ---- */
 
-/* n calls on a simulated clock: each way takes its time per image; counts
- * the calls each way went and returns the time they took. */
-static double simulate(ram_split_choice *c, long n, double alone, double split, long ways[2]) {
+/* n calls on a simulated clock, as the state makes them (lib/state.c): each
+ * way takes its time per image, and only the calls the choice asks to time
+ * are timed; counts the calls each way went (and in timed[], the timed
+ * ones, if not NULL) and returns the time they took. */
+static double simulate_timed(ram_split_choice *c, long n, double alone, double split, long ways[2],
+                             long timed[2]) {
     double total = 0;
     for (long i = 0; i < n; i++) {
         const bool s = ram_split_choice_next(c);
         const double t = s ? split : alone;
-        ram_split_choice_record(c, s, t);
+        if (ram_split_choice_timed(c, s)) {
+            ram_split_choice_record(c, s, t);
+            if (timed) timed[s]++;
+        } else {
+            ram_split_choice_count(c);
+        }
         ways[s]++;
         total += t;
     }
     return total;
+}
+
+static double simulate(ram_split_choice *c, long n, double alone, double split, long ways[2]) {
+    return simulate_timed(c, n, alone, split, ways, NULL);
 }
 
 START_TEST(test_choice_keeps_the_faster_way) {
@@ -368,10 +380,12 @@ START_TEST(test_choice_keeps_the_faster_way) {
         ways[0] = ways[1] = 0;
         simulate(&c, 100000, 10e-6, splits[k], ways);
         ck_assert(c.split == want[k]);
-        /* the other way is still tried, rarely: about one call in 128 x the ratio */
-        const long other = ways[!want[k]];
-        ck_assert_int_gt(other, 100000 / (2 * 128 * 2));
-        ck_assert_int_lt(other, 100000 / 128 + 1);
+        /* the other way is still tried, rarely: about one call in 128 x the
+         * ratio while split, in 1024 x the ratio while alone (a trial of
+         * the split is what two threads lose to one) */
+        const long other = ways[!want[k]], every = want[k] ? 128 : 1024;
+        ck_assert_int_gt(other, 100000 / (2 * every * 2));
+        ck_assert_int_lt(other, 100000 / every + 1);
     }
 }
 END_TEST
@@ -391,11 +405,11 @@ START_TEST(test_choice_follows_the_load) {
     ways[0] = ways[1] = 0;
     simulate(&c, 5, 10e-6, 2e-3, ways);
     ck_assert(!c.split);
-    /* and its trials of the split then cost about 1/128 of the time */
+    /* and its trials of the split then cost about 1/1024 of the time */
     ways[0] = ways[1] = 0;
-    const double loaded = simulate(&c, 200000, 10e-6, 2e-3, ways);
+    const double loaded = simulate(&c, 1000000, 10e-6, 2e-3, ways);
     ck_assert_int_ge(ways[1], 1);
-    ck_assert_double_lt(ways[1] * 2e-3, loaded / 100);
+    ck_assert_double_lt(ways[1] * 2e-3, loaded / 500);
     /* the load goes: the split comes back once its trials say so */
     ways[0] = ways[1] = 0;
     for (long i = 0; i < 3000000 && !c.split; i++)
@@ -404,16 +418,42 @@ START_TEST(test_choice_follows_the_load) {
 }
 END_TEST
 
+START_TEST(test_choice_times_few_calls_alone) {
+    /* alone by choice, one call in RAM_TIME_ALONE_EVERY is timed (the clock
+     * costs more than 0.5 % of a small call), the trials of the split every
+     * time; split by choice, every call */
+    ram_split_choice c = {0};
+    long ways[2] = {0, 0}, timed[2] = {0, 0};
+    simulate(&c, 16, 10e-6, 12e-6, ways);
+    ck_assert(!c.split);
+    ways[0] = ways[1] = 0;
+    simulate_timed(&c, 100000, 10e-6, 12e-6, ways, timed);
+    ck_assert(!c.split);
+    ck_assert_int_eq(timed[1], ways[1]);
+    ck_assert_int_ge(ways[1], 100000 / (1024 * 2 * 2));
+    ck_assert_int_le(timed[0], ways[0] / RAM_TIME_ALONE_EVERY + ways[1] + 1);
+    ck_assert_int_ge(timed[0], ways[0] / (2 * RAM_TIME_ALONE_EVERY));
+
+    ram_split_choice d = {0};
+    ways[0] = ways[1] = timed[0] = timed[1] = 0;
+    simulate_timed(&d, 100000, 10e-6, 6e-6, ways, timed);
+    ck_assert(d.split);
+    ck_assert_int_eq(timed[1], ways[1]);
+    ck_assert_int_eq(timed[0], ways[0]); /* the trials alone */
+}
+END_TEST
+
 START_TEST(test_choice_outgrows_cold_trials) {
     /* the first split calls are slow (cold caches, a worker waking), the
      * later ones fast: the first choice is to stay alone, and the trials
-     * bring the split in within a few thousand calls */
+     * bring the split in within some ten thousand calls (a tenth of a
+     * second at this size) */
     ram_split_choice c = {0};
     long ways[2] = {0, 0};
     simulate(&c, 16, 10e-6, 30e-6, ways);
     ck_assert(!c.split);
     long calls = 0;
-    while (!c.split && calls < 5000) {
+    while (!c.split && calls < 50000) {
         simulate(&c, 1, 10e-6, 6e-6, ways);
         calls++;
     }
@@ -434,6 +474,7 @@ static Suite *team_suite(void) {
     TCase *choice = tcase_create("split choice");
     tcase_add_test(choice, test_choice_keeps_the_faster_way);
     tcase_add_test(choice, test_choice_follows_the_load);
+    tcase_add_test(choice, test_choice_times_few_calls_alone);
     tcase_add_test(choice, test_choice_outgrows_cold_trials);
     suite_add_tcase(s, choice);
     return s;

@@ -1058,12 +1058,15 @@ RAM_API const char *ram_blas_info(int *slow);
  *  whose core another program holds stalls every call): the state's first
  *  16 such calls alternate between the threads and the calling thread
  *  alone, and the threads are used while the median of their last 8 times
- *  is at least 5 % below the median of the last 8 alone.  Every call is
- *  timed, and one in about 128 (fewer the slower the other way is, so that
- *  these trials cost under 1 % of the time) goes the way not chosen, to
- *  keep both medians current; a call by the threads 4 times slower than
- *  the median alone makes the choice again at once.  So the choice follows
- *  the machine's load within a few hundred calls.  A larger call gives
+ *  is at least 5 % below the median of the last 8 alone.  To keep both
+ *  medians current, a call now and then goes the way not chosen: while the
+ *  threads are used, one in about 128, every call by them timed, and one 4
+ *  times slower than the median alone makes the choice again at once;
+ *  while the calling thread runs alone, one in about 1024, and one call in
+ *  8 timed, so that the trials and the clock cost two threads about 0.1 %
+ *  against one (fewer trials still the slower the other way is).  So the
+ *  choice leaves threads that have come to lose within a few hundred
+ *  calls, and takes them up again within some thousands.  A larger call gives
  *  each thread a slice of the images, in a workspace of its own.
  *
  *  Results: the same bits for every `threads` value when a call classifies
