@@ -126,6 +126,10 @@ static int median_ci_rank(int n) {
     return j;
 }
 
+static bool has_ci(stat3 s) {
+    return s.hi > 0 && s.lo <= s.hi;
+}
+
 static stat3 summarize(double *v, int n) {
     qsort(v, n, sizeof *v, cmp_double);
     stat3 s = {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0], v[n - 1], 1, 0};
@@ -142,7 +146,7 @@ typedef struct ratio_text {
 
 static ratio_text ratio_str(stat3 r) {
     ratio_text t;
-    if (r.lo <= r.hi)
+    if (has_ci(r))
         snprintf(t.s, sizeof t.s, "%.3f (95 %% CI %.3f-%.3f; %.3f-%.3f)", r.median, r.lo, r.hi,
                  r.min, r.max);
     else
@@ -631,7 +635,7 @@ typedef struct row {
 
 static void print_stat_json(const char *key, stat3 s, int last) {
     printf("\"%s\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g", key, s.median, s.min, s.max);
-    if (s.hi > 0 && s.lo <= s.hi) printf(", \"ci95\": [%.6g, %.6g]", s.lo, s.hi);
+    if (has_ci(s)) printf(", \"ci95\": [%.6g, %.6g]", s.lo, s.hi);
     printf("}%s", last ? "" : ", ");
 }
 

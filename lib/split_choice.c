@@ -50,8 +50,9 @@ bool ram_split_choice_next(const ram_split_choice *c) {
 }
 
 bool ram_split_choice_timed(const ram_split_choice *c, bool split) {
-    if (c->calls < 2 * RAM_CHOOSE_TRIALS || split || split != c->split) return true;
-    return c->wait % RAM_TIME_ALONE_EVERY == 0;
+    /* while the split is chosen, a call alone is a trial */
+    return c->calls < 2 * RAM_CHOOSE_TRIALS || split || c->split ||
+           c->wait % RAM_TIME_ALONE_EVERY == 0;
 }
 
 void ram_split_choice_count(ram_split_choice *c) {
@@ -77,7 +78,7 @@ void ram_split_choice_record(ram_split_choice *c, bool split, double seconds) {
     if (c->calls < 2 * RAM_CHOOSE_TRIALS) { /* the first trials: chosen after the last */
         if (++c->calls < 2 * RAM_CHOOSE_TRIALS) return;
     } else if (split == c->split && !(split && seconds > c->stall)) {
-        if (c->wait > 0) c->wait--; /* neither a trial nor a stall */
+        ram_split_choice_count(c); /* neither a trial nor a stall */
         return;
     }
     const double alone = median_time(c, 0), both = median_time(c, 1);
