@@ -58,8 +58,19 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
     }
     ram_relu_backward(hgl, ws->dhgl, n, HG, HG);
     const bool soft = images != NULL;
-    ram_linear_backward(ws->dhgl, HG, rho, D, n, D, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
-                        GW(RAM_T_G1_B), soft ? ws->drho : NULL, D, false, ws->bf16);
+    if (p->conv_channels) {
+        /* h_g read the convolutional layer's outputs: through them to its
+         * filters and, for the soft sensor, to the glimpse. */
+        const int D1 = m->g1_in;
+        const float *conv = ws->conv + (size_t)t * n * D1;
+        ram_linear_backward(ws->dhgl, HG, conv, D1, n, D1, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
+                            GW(RAM_T_G1_B), ws->dconv, D1, false, ws->bf16);
+        ram_conv_backward(m, rho, n, conv, ws->dconv, ws->col, ws->grad, soft ? ws->dcol : NULL,
+                          soft ? ws->drho : NULL);
+    } else {
+        ram_linear_backward(ws->dhgl, HG, rho, D, n, D, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
+                            GW(RAM_T_G1_B), soft ? ws->drho : NULL, D, false, ws->bf16);
+    }
     ram_linear_backward(ws->dhgl + Hg, HG, l, L, n, L, Hl, W(RAM_T_L1_W), GW(RAM_T_L1_W),
                         GW(RAM_T_L1_B), soft ? ws->dloc : NULL, L, false, ws->bf16);
     if (!soft) return;

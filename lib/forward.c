@@ -179,6 +179,7 @@ typedef struct step {
     float *ht, *hn; /* h_{t-1} (h_0 = 0) and h_t */
     float *top;     /* the state the location network reads: ht, or r2's */
     float *mupre, *mu, *l, *rho, *hgl, *g;
+    float *conv;      /* the convolutional layer's outputs, or NULL */
     float *gm;        /* the multiplicative form's factors, or NULL */
     const float *src; /* this step's noise or locations, or NULL */
 } step;
@@ -194,6 +195,7 @@ static step step_at(const fwd_job *j, int t) {
               .rho = j->ws->rho + t * n * m->rho_size,
               .hgl = j->ws->hgl + t * n * m->hgl,
               .g = j->ws->g + t * n * m->p.glimpse_out,
+              .conv = j->ws->conv ? j->ws->conv + t * n * m->g1_in : NULL,
               .gm = j->ws->gm ? j->ws->gm + t * n * 2 * m->p.glimpse_out : NULL,
               .src = j->src ? j->src + t * n * L : NULL};
     s.hn = s.ht + n * H;
@@ -294,13 +296,14 @@ static void look_apart(const fwd_job *j, const share *sh, const step *s) {
     }
 }
 
-/* The glimpse network on the batch's glimpses, this thread's rows: [h_g;
- * h_l] side by side in one buffer, so that the CONCAT form is a single
- * GEMM over it, then g. */
+/* The glimpse network on the batch's glimpses (or on the convolutional
+ * layer's outputs), this thread's rows: [h_g; h_l] side by side in one
+ * buffer, so that the CONCAT form is a single GEMM over it, then g. */
 static void glimpse_net(const fwd_job *j, const share *sh, const step *s) {
     const struct ram_model *m = j->m;
-    const int n = j->n, D = m->rho_size, HG = m->hgl, Hg = m->p.glimpse_hidden;
-    linear_rows(j, s->rho, D, n, D, RAM_T_G1_W, RAM_T_G1_B, sh->g0, sh->g1, s->hgl, HG, false);
+    const int n = j->n, D = m->g1_in, HG = m->hgl, Hg = m->p.glimpse_hidden;
+    linear_rows(j, s->conv ? s->conv : s->rho, D, n, D, RAM_T_G1_W, RAM_T_G1_B, sh->g0, sh->g1,
+                s->hgl, HG, false);
     linear_rows(j, s->l, m->ld, n, m->ld, RAM_T_L1_W, RAM_T_L1_B, sh->l0, sh->l1, s->hgl + Hg, HG,
                 false);
     if (sh->nt == 1) {
@@ -376,8 +379,8 @@ static share share_of(const fwd_job *j, int k, int nt) {
     ram_split(p->glimpse_out, k, nt, 16, &sh.o0, &sh.o1);
     ram_split(p->core_hidden, k, nt, 16, &sh.u0, &sh.u1);
     const int D = m->rho_size;
-    sh.whole_first = nt > 1 && j->n == 1 && D <= SMALL_RHO_FLOATS && m->hgl <= SMALL_HGL_FLOATS &&
-                     (long)D * p->glimpse_hidden <= SMALL_G1_FLOATS;
+    sh.whole_first = nt > 1 && j->n == 1 && !p->conv_channels && D <= SMALL_RHO_FLOATS &&
+                     m->hgl <= SMALL_HGL_FLOATS && (long)D * p->glimpse_hidden <= SMALL_G1_FLOATS;
     return sh;
 }
 
@@ -408,12 +411,22 @@ static void start_pass(const fwd_job *j, const share *sh) {
  * locations and glimpses, the glimpse network and the core, with a barrier
  * after each layer that the next one reads. */
 static void glimpse_step(const fwd_job *j, const share *sh, const step *s) {
-    if (j->n < sh->nt && j->n <= RAM_GEMV_MAX_ROWS)
+    const bool together = j->n < sh->nt && j->n <= RAM_GEMV_MAX_ROWS;
+    if (together)
         look_together(j, sh, s);
     else if (sh->i1 > sh->i0)
         look_apart(j, sh, s);
+    /* The convolutional layer on this thread's images: at once when it
+     * extracted them, after the other threads' rows when they shared them. */
+    const bool conv = s->conv != NULL;
+    if (conv && !together)
+        ram_conv_forward(j->m, j->w, s->rho, sh->i0, sh->i1, j->ws->col, s->conv);
     if (!sh->whole_first) {
         ram_team_barrier(j->team);
+        if (conv && together) {
+            ram_conv_forward(j->m, j->w, s->rho, sh->i0, sh->i1, j->ws->col, s->conv);
+            ram_team_barrier(j->team);
+        }
         glimpse_net(j, sh, s);
     }
     ram_team_barrier(j->team);

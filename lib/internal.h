@@ -419,6 +419,11 @@ enum ram_tensor_id {
     RAM_T_U_B, /* the core's upper layer r2: input r1, recurrent, bias (x4 for LSTM) */
     RAM_T_CTX_W,
     RAM_T_CTX_B, /* context network: pooled image -> r2_0 */
+    /* The tensors of a model file of before the convolutional layer: a
+     * model without it lists only these (or only the first V1 ones). */
+    RAM_T_V2_COUNT,
+    RAM_T_CONV_W = RAM_T_V2_COUNT,
+    RAM_T_CONV_B, /* the convolutional layer: filters (C x planes k k), biases */
     RAM_T_COUNT
 };
 
@@ -442,7 +447,11 @@ typedef struct ram_tensor_info {
 struct ram_model {
     ram_model_params p;
     struct ram_glimpse sensor;
-    int rho_size;           /* C * depth * patch^2 */
+    int rho_size; /* C * depth * patch^2 */
+    /* The convolutional layer (p.conv_channels > 0): Q, its output's side,
+     * and the values one filter reads at a position (planes x k x k); g1_in,
+     * what h_g reads: C x Q x Q values, or rho_size without the layer. */
+    int conv_q, conv_in, g1_in;
     int hgl;                /* glimpse_hidden + loc_hidden: width of the [h_g; h_l] buffer */
     int gates;              /* core_hidden (RNN) or 4 * core_hidden (LSTM) */
     int gates2;             /* the same for the upper layer; 0 with one layer */
@@ -580,6 +589,12 @@ typedef struct ram_ws {
      * with one layer. */
     float *h2, *c2, *gates2, *du, *du2, *dcu, *dcu2, *dgates2;
     float *ctx_in; /* n x ctx_in: the context network's pooled images, or NULL */
+    /* The convolutional layer: its ReLU'd outputs, T x n x g1_in, each
+     * image's Q x Q positions of conv_channels values (position-major);
+     * the glimpses unrolled for its product, n x Q^2 x conv_in (one step's,
+     * remade in the backward pass); and in a training workspace, a step's
+     * gradients of both (dcol only for the soft sensor).  NULL without it. */
+    float *conv, *col, *dconv, *dcol;
     /* n x channels x 2: each image's (shift, gain) of every channel for
      * contrast cells (ram_contrast_stats()), or NULL without them. */
     float *contrast;
@@ -607,6 +622,25 @@ static inline float *ram_top_state(const struct ram_model *m, const ram_ws *ws) 
  * says how). */
 RAM_HIDDEN void ram_context_pool(ram_images img, int c, int h, int w, int s, int k,
                                  const float *stats, float *out);
+
+/* ---- the glimpse's convolutional layer (conv.c) ---- */
+
+/* Images [i0, i1) of a step's glimpses rho (n x rho_size) through the
+ * layer with the parameters at w (laid out as m->w): each glimpse
+ * unrolled into col (its Q^2 rows of conv_in values), one product with
+ * the filters, ReLU, into out (n x g1_in).  Float products: a state at a
+ * reduced precision passes its rounded weights as the floats they are. */
+RAM_HIDDEN void ram_conv_forward(const struct ram_model *m, const float *w, const float *rho,
+                                 int i0, int i1, float *col, float *out);
+/* Its backward pass for n images, given dout (n x g1_in, the loss
+ * gradient w.r.t. the layer's output, overwritten by the ReLU's mask) and
+ * the forward pass's out: the filters' and biases' gradients added to
+ * grad (laid out as m->w); col is scratch (the glimpses unrolled again);
+ * with dcol and drho not NULL, the loss gradient w.r.t. the glimpses
+ * written to drho (n x rho_size). */
+RAM_HIDDEN void ram_conv_backward(const struct ram_model *m, const float *rho, int n,
+                                  const float *out, float *dout, float *col, float *grad,
+                                  float *dcol, float *drho);
 
 /* ---- thread team (team.c) ---- */
 

@@ -39,6 +39,9 @@ static void model_defaults(ram_model_params *p) {
     p->cell_samples = 0;
     p->contrast = 0;
     p->zoom_min = p->zoom_max = 0.0f; /* no zoom */
+    p->conv_channels = 0;             /* no convolutional layer */
+    p->conv_kernel = 3;
+    p->conv_stride = 1;
 }
 
 void ram_model_params_init_sized(ram_model_params *p, size_t size) {
@@ -97,6 +100,19 @@ ram_status ram_model_validate(const ram_model_params *p) {
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "model: contrast is for the hard sensor (the soft one's gradient reaches "
                         "the pixel values)");
+    CHECK_RANGE(p->conv_channels, 0, 4096);
+    if (p->conv_channels) {
+        CHECK_RANGE(p->conv_kernel, 1, g.patch);
+        CHECK_RANGE(p->conv_stride, 1, g.patch);
+        const double q = (g.patch - p->conv_kernel) / p->conv_stride + 1;
+        if ((double)p->conv_channels * q * q > 1 << 24 ||
+            rho * p->conv_kernel * p->conv_kernel > 1 << 24)
+            return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                            "model: a convolutional layer of %d channels, %d x %d filters at "
+                            "stride %d on a %d x %d patch is too large",
+                            p->conv_channels, p->conv_kernel, p->conv_kernel, p->conv_stride,
+                            g.patch, g.patch);
+    }
     if ((double)p->channels * p->context * p->context > 1 << 24)
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "model: a context of %d x %d x %d values is too large", p->channels,
@@ -131,6 +147,10 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
     m->sensor.contrast = p->contrast != 0;
     m->rho_size = p->channels * m->sensor.depth * m->sensor.patch * m->sensor.patch;
     m->hgl = p->glimpse_hidden + p->loc_hidden;
+    const int planes = p->channels * m->sensor.depth, C = p->conv_channels;
+    m->conv_q = C ? (m->sensor.patch - p->conv_kernel) / p->conv_stride + 1 : 0;
+    m->conv_in = C ? planes * p->conv_kernel * p->conv_kernel : 0;
+    m->g1_in = C ? C * m->conv_q * m->conv_q : m->rho_size;
     m->gates = p->core == RAM_CORE_LSTM ? 4 * p->core_hidden : p->core_hidden;
     m->gates2 = p->core_layers < 2               ? 0
                 : p->upper_core == RAM_CORE_LSTM ? 4 * p->core_hidden
@@ -145,7 +165,7 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
               K = p->classes;
     const bool concat = p->form == RAM_GLIMPSE_CONCAT;
     const int shape[RAM_T_COUNT][2] = {
-        [RAM_T_G1_W] = {Hg, m->rho_size},
+        [RAM_T_G1_W] = {Hg, m->g1_in},
         [RAM_T_G1_B] = {Hg, 1},
         [RAM_T_L1_W] = {Hl, m->ld},
         [RAM_T_L1_B] = {Hl, 1},
@@ -165,6 +185,8 @@ void ram_model_layout(struct ram_model *m, const ram_model_params *p) {
         [RAM_T_U_B] = {m->gates2, 1},
         [RAM_T_CTX_W] = {p->context ? H : 0, m->ctx_in},
         [RAM_T_CTX_B] = {p->context ? H : 0, 1},
+        [RAM_T_CONV_W] = {C, m->conv_in},
+        [RAM_T_CONV_B] = {C, 1},
     };
     size_t off = 0;
     for (int i = 0; i < RAM_T_COUNT; i++) {
@@ -382,14 +404,14 @@ ram_status ram_model_with_sensor(const ram_model *m, ram_sensor sensor, ram_mode
 /* ---- workspaces ---- */
 
 void ram_ws_release(ram_ws *ws) {
-    float **bufs[] = {&ws->rho,    &ws->loc,      &ws->mupre,     &ws->mu,      &ws->hgl,
-                      &ws->g,      &ws->gates,    &ws->h,         &ws->c,       &ws->probs,
-                      &ws->aux,    &ws->dh,       &ws->dh2,       &ws->dc,      &ws->dc2,
-                      &ws->dgates, &ws->dg,       &ws->dhgl,      &ws->dlogits, &ws->dmu,
-                      &ws->grad,   &ws->gather_x, &ws->gather_y,  &ws->drho,    &ws->dloc,
-                      &ws->gm,     &ws->dgm,      &ws->h2,        &ws->c2,      &ws->gates2,
-                      &ws->du,     &ws->du2,      &ws->dcu,       &ws->dcu2,    &ws->dgates2,
-                      &ws->ctx_in, &ws->contrast, &ws->halt_probs};
+    float **bufs[] = {
+        &ws->rho,      &ws->loc,        &ws->mupre, &ws->mu,       &ws->hgl,      &ws->g,
+        &ws->gates,    &ws->h,          &ws->c,     &ws->probs,    &ws->aux,      &ws->dh,
+        &ws->dh2,      &ws->dc,         &ws->dc2,   &ws->dgates,   &ws->dg,       &ws->dhgl,
+        &ws->dlogits,  &ws->dmu,        &ws->grad,  &ws->gather_x, &ws->gather_y, &ws->drho,
+        &ws->dloc,     &ws->gm,         &ws->dgm,   &ws->h2,       &ws->c2,       &ws->gates2,
+        &ws->du,       &ws->du2,        &ws->dcu,   &ws->dcu2,     &ws->dgates2,  &ws->ctx_in,
+        &ws->contrast, &ws->halt_probs, &ws->conv,  &ws->col,      &ws->dconv,    &ws->dcol};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
         free(*bufs[i]);
         *bufs[i] = NULL;
@@ -409,6 +431,8 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
     const bool soft = train && m->p.sensor == RAM_SENSOR_SOFT;
     const bool mul = m->p.form == RAM_GLIMPSE_MULTIPLICATIVE;
     const bool two = m->p.core_layers == 2, lstm2 = two && m->p.upper_core == RAM_CORE_LSTM;
+    const bool conv = m->p.conv_channels > 0;
+    const size_t col = (size_t)m->conv_q * m->conv_q * m->conv_in;
     const int G = m->p.glimpse_out, widest_in = m->hgl > G ? m->hgl : G;
     const size_t gather_in = (size_t)(widest_in > (int)H ? widest_in : (int)H),
                  gather_out = (size_t)(G > m->gates ? G : m->gates);
@@ -458,6 +482,12 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
         {&ws->ctx_in, n * m->ctx_in},
         /* contrast cells: each image's statistics, read once a pass */
         {&ws->contrast, m->p.contrast ? n * 2 * (size_t)m->p.channels : 0},
+        /* the convolutional layer: outputs, one step's unrolled glimpses,
+         * their gradients */
+        {&ws->conv, conv ? T * n * m->g1_in : 0},
+        {&ws->col, conv ? n * col : 0},
+        {&ws->dconv, train && conv ? n * m->g1_in : 0},
+        {&ws->dcol, soft && conv ? n * col : 0},
         /* stopping: inference only */
         {&ws->halt_probs, train ? 0 : n * m->p.classes},
     };
@@ -490,5 +520,8 @@ bool ram_model_same_arch(const ram_model_params *a, const ram_model_params *b) {
            (a->core_layers < 2 || a->upper_core == b->upper_core) && a->context == b->context &&
            a->objects == b->objects && a->emit_every == b->emit_every &&
            a->cell_samples == b->cell_samples && a->contrast == b->contrast &&
-           a->zoom_min == b->zoom_min && a->zoom_max == b->zoom_max;
+           a->zoom_min == b->zoom_min && a->zoom_max == b->zoom_max &&
+           a->conv_channels == b->conv_channels &&
+           (!a->conv_channels ||
+            (a->conv_kernel == b->conv_kernel && a->conv_stride == b->conv_stride));
 }

@@ -19,6 +19,8 @@
 #define TAG_SAMP RAM_TAG('S', 'A', 'M', 'P')
 #define TAG_CTRS RAM_TAG('C', 'T', 'R', 'S')
 #define TAG_ZOOM RAM_TAG('Z', 'O', 'O', 'M')
+/* The convolutional layer: channels, kernel, stride as u32. */
+#define TAG_CONV RAM_TAG('C', 'O', 'N', 'V')
 /* The stop unit: f32 cost, u32 count (3 + glimpses), count f32 weights. */
 #define TAG_STOP RAM_TAG('S', 'T', 'O', 'P')
 /* The DRAM chunk: core_layers, upper_core, context, objects, emit_every as u32. */
@@ -31,6 +33,11 @@
  * one it was before they existed. */
 static bool has_dram_chunk(const ram_model_params *p) {
     return p->core_layers != 1 || p->context != 0 || p->objects != 1;
+}
+/* The tensors a file lists: every one with the convolutional layer, so
+ * that readers older than it refuse the file; else as many as before it. */
+static int tensors_listed(const ram_model_params *p) {
+    return p->conv_channels ? RAM_T_COUNT : has_dram_chunk(p) ? RAM_T_V2_COUNT : RAM_T_V1_COUNT;
 }
 /* The ARCH chunk of format version 1: 14 u32 and 4 f32 fields, a u64 seed. */
 #define ARCH_BYTES 80
@@ -56,7 +63,7 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
     ram_file_chunk(b, TAG_ARCH, &c);
 
     c.len = 0;
-    const int tensors = has_dram_chunk(p) ? RAM_T_COUNT : RAM_T_V1_COUNT;
+    const int tensors = tensors_listed(p);
     ram_buf_u32(&c, (uint32_t)tensors);
     for (int i = 0; i < tensors; i++) {
         ram_buf_u32(&c, (uint32_t)m->t[i].rows);
@@ -110,6 +117,13 @@ void ram_model_serialize(const struct ram_model *m, ram_buf *b) {
         ram_buf_f32(&c, p->zoom_min);
         ram_buf_f32(&c, p->zoom_max);
         ram_file_chunk(b, TAG_ZOOM, &c);
+    }
+    if (p->conv_channels) {
+        c.len = 0;
+        ram_buf_u32(&c, (uint32_t)p->conv_channels);
+        ram_buf_u32(&c, (uint32_t)p->conv_kernel);
+        ram_buf_u32(&c, (uint32_t)p->conv_stride);
+        ram_file_chunk(b, TAG_CONV, &c);
     }
     if (m->has_stop) {
         const int d = RAM_STOP_WEIGHTS(p->glimpses);
@@ -270,6 +284,20 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
         p.zoom_min = lo;
         p.zoom_max = hi;
     }
+    ram_reader conv; /* a file without it has no convolutional layer */
+    if (ram_file_find(data, len, TAG_CONV, &conv)) {
+        uint32_t v[3];
+        for (int i = 0; i < 3; i++)
+            v[i] = ram_rd_u32(&conv);
+        /* Sizes as unsigned: validate refuses what does not fit the patch. */
+        if (conv.bad || conv.pos != conv.len || v[0] == 0 || v[0] > 4096 || v[1] == 0 ||
+            v[1] > RAM_MAX_PATCH || v[2] == 0 || v[2] > RAM_MAX_PATCH)
+            return ram_fail(RAM_ERR_FORMAT, "model file: CONV chunk of %zu bytes, values %u %u %u",
+                            conv.len, v[0], v[1], v[2]);
+        p.conv_channels = (int)v[0];
+        p.conv_kernel = (int)v[1];
+        p.conv_stride = (int)v[2];
+    }
     ram_status s = ram_model_validate(&p);
     if (s) {
         char why[512]; /* ram_last_error() is the buffer ram_fail writes to */
@@ -281,7 +309,7 @@ ram_status ram_model_deserialize(const unsigned char *data, size_t len, struct r
     struct ram_model layout;
     ram_model_layout(&layout, &p);
     /* Check the tensor table against the architecture before allocating. */
-    const int tensors = has_dram_chunk(&p) ? RAM_T_COUNT : RAM_T_V1_COUNT;
+    const int tensors = tensors_listed(&p);
     if (ram_rd_u32(&w) != (uint32_t)tensors)
         return ram_fail(RAM_ERR_FORMAT, "model file: unexpected tensor count");
     for (int i = 0; i < tensors; i++) {

@@ -40,39 +40,55 @@ typedef struct config {
     int objects;              /* labels per image: 2 of 4 glimpses, or 3 of 3 */
     int contrast;             /* cells as contrast magnitudes */
     float zoom;               /* zoom as an action in [1 / zoom, zoom], or 0 */
+    int conv, kernel, stride; /* the convolutional layer's channels (0: none), filters */
 } config;
 
 static const config configs[] = {
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0, 0, 0,
+     0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0, 0,
+     0, 0},
     /* two layers */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0, 0},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 0, 1, 0, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 0, 1, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 0, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 0, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 0, 1, 0, 0, 0, 0,
+     0},
     /* the context network, on one layer and on two (5 x 5 of a 10 x 9 image;
      * 12 x 12: more cells than pixels) */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 0, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 12, 1, 0, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 5, 1, 0, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 1, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 12, 1, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_RNN, 5, 1, 0, 0, 0, 0,
+     0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 1, 0, 0, 0, 0, 0},
     /* several objects: a label every 2 glimpses of 4, or after each of 3 */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 2, 0, 0},
-    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 3, 0, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 5, 2, 0, 0},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 3, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 2, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 3, 0, 0, 0, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 5, 2, 0, 0, 0, 0,
+     0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 3, 0, 0, 0, 0,
+     0},
     /* contrast magnitudes in the retina and in the context */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 1, 0},
-    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 4, 2, 1, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 5, 1, 1, 0, 0, 0, 0},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 4, 2, 1, 0, 0, 0,
+     0},
     /* zoom as an action: a third location output, and the glimpse
      * network's location layer reads it */
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 2.0f},
-    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 2, 0, 1.5f},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 2.0f, 0, 0, 0},
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 2, RAM_CORE_LSTM, 4, 2, 0, 1.5f, 0, 0,
+     0},
+    /* the convolutional layer on a 5 x 5 patch: 3 x 3 filters at stride 1
+     * (3 x 3 positions), and 2 x 2 ones at stride 2 (2 x 2 positions; the
+     * last row and column read by none) */
+    {RAM_GLIMPSE_ADDITIVE, RAM_CORE_RNN, RAM_BOUND_TANH, 1, RAM_CORE_RNN, 0, 1, 0, 0, 3, 3, 1},
+    {RAM_GLIMPSE_CONCAT, RAM_CORE_LSTM, RAM_BOUND_HARDTANH, 1, RAM_CORE_RNN, 0, 1, 0, 0, 2, 2, 2},
+    {RAM_GLIMPSE_MULTIPLICATIVE, RAM_CORE_LSTM, RAM_BOUND_TANH, 2, RAM_CORE_LSTM, 4, 2, 1, 0, 3, 2,
+     1},
 };
 enum { N_CONFIGS = sizeof configs / sizeof *configs };
 
@@ -85,7 +101,7 @@ static void setup(fixture *f, const config *c) {
     p.channels = C;
     p.height = IMG_H;
     p.width = IMG_W;
-    p.glimpse.patch = 3;
+    p.glimpse.patch = c->conv ? 5 : 3;
     p.glimpse.depth = 2;
     p.glimpse.scale = 2;
     p.form = c->form;
@@ -103,10 +119,15 @@ static void setup(fixture *f, const config *c) {
     p.contrast = c->contrast;
     p.zoom_min = c->zoom > 0 ? 1.0f / c->zoom : 0.0f;
     p.zoom_max = c->zoom;
+    p.conv_channels = c->conv;
+    if (c->conv) p.conv_kernel = c->kernel, p.conv_stride = c->stride;
     p.glimpses = p.objects == 2 ? 4 : 3;
     p.loc_range_pixels = 0;
     p.init_scale = 0.4f; /* large enough that gradients dwarf float rounding */
-    p.seed = 7;
+    /* With the convolutional layer's ReLU at every position of every
+     * glimpse, seed 7 leaves one of them within a difference step of its
+     * kink, where a central difference is not the derivative; 11 none. */
+    p.seed = c->conv ? 11 : 7;
     ram_model *m;
     ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
     f->m = m;
@@ -214,6 +235,90 @@ static double compare(fixture *f, bool with_reinforce, const bool *which) {
     return sqrt(diff) / (sqrt(na) + sqrt(nn));
 }
 
+/* The convolutional layer alone, loss = sum c . out for fixed c: its
+ * gradient w.r.t. the glimpse (the soft sensor's path to the location) and
+ * w.r.t. its filters and biases, against central differences in double
+ * (a small layer: float rounding stays far below the tolerance), for
+ * filters at stride 1 and at a stride that leaves values unread. */
+static double conv_loss(const struct ram_model *m, const float *rho, int n, const float *c,
+                        float *col, float *out) {
+    ram_conv_forward(m, m->w, rho, 0, n, col, out);
+    double L = 0;
+    for (size_t k = 0; k < (size_t)n * m->g1_in; k++)
+        L += (double)c[k] * out[k];
+    return L;
+}
+
+START_TEST(conv_layer_gradient) {
+    static const int shapes[][3] = {{3, 3, 1}, {2, 2, 2}, {2, 1, 1}, {4, 5, 2}};
+    const int *sh = shapes[_i];
+    ram_model_params p;
+    ram_model_params_init(&p);
+    p.channels = 2;
+    p.height = p.width = 12;
+    p.glimpse.patch = 5;
+    p.glimpse.depth = 2;
+    p.conv_channels = sh[0];
+    p.conv_kernel = sh[1];
+    p.conv_stride = sh[2];
+    p.init_scale = 0.5f;
+    p.seed = 3;
+    ram_model *m;
+    ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
+    ck_assert_int_eq(m->conv_q, (5 - sh[1]) / sh[2] + 1);
+    ck_assert_int_eq(m->g1_in, sh[0] * m->conv_q * m->conv_q);
+    enum { NI = 2 };
+    const size_t D = (size_t)m->rho_size, O = (size_t)m->g1_in,
+                 colsz = (size_t)m->conv_q * m->conv_q * m->conv_in;
+    float *rho = malloc(sizeof(float) * NI * D), *c = malloc(sizeof(float) * NI * O);
+    float *out = malloc(sizeof(float) * NI * O), *dout = malloc(sizeof(float) * NI * O);
+    float *col = malloc(sizeof(float) * NI * colsz), *dcol = malloc(sizeof(float) * NI * colsz);
+    float *drho = malloc(sizeof(float) * NI * D), *grad = calloc(m->n_params, sizeof(float));
+    lcg = 100; /* a draw with no output within a difference step of zero */
+    for (size_t k = 0; k < NI * D; k++)
+        rho[k] = urand();
+    for (size_t k = 0; k < NI * O; k++)
+        c[k] = urand() - 0.5f;
+    conv_loss(m, rho, NI, c, col, out);
+    memcpy(dout, c, sizeof(float) * NI * O);
+    ram_conv_backward(m, rho, NI, out, dout, col, grad, dcol, drho);
+    int alive = 0;
+    for (size_t k = 0; k < NI * O; k++)
+        alive += out[k] > 0;
+    ck_assert_msg(alive > 0 && alive < (int)(NI * O), "%d of %zu outputs positive", alive, NI * O);
+    const float h = 1e-3f;
+    double diff = 0, norm = 0;
+    for (size_t k = 0; k < NI * D; k++) { /* the glimpse */
+        const float v = rho[k];
+        rho[k] = v + h;
+        const double lp = conv_loss(m, rho, NI, c, col, out);
+        rho[k] = v - h;
+        const double lm = conv_loss(m, rho, NI, c, col, out);
+        rho[k] = v;
+        const double num = (lp - lm) / (2.0 * h);
+        diff += (num - drho[k]) * (num - drho[k]);
+        norm += num * num;
+    }
+    for (int id = RAM_T_CONV_W; id <= RAM_T_CONV_B; id++) /* the filters and biases */
+        for (size_t j = 0; j < (size_t)m->t[id].rows * m->t[id].cols; j++) {
+            float *w = m->w + m->t[id].off + j;
+            const float v = *w;
+            *w = v + h;
+            const double lp = conv_loss(m, rho, NI, c, col, out);
+            *w = v - h;
+            const double lm = conv_loss(m, rho, NI, c, col, out);
+            *w = v;
+            const double num = (lp - lm) / (2.0 * h), an = grad[m->t[id].off + j];
+            diff += (num - an) * (num - an);
+            norm += num * num;
+        }
+    ck_assert_msg(norm > 1e-4, "no gradient to check");
+    ck_assert_msg(sqrt(diff / norm) < 1e-3, "shape %d: relative error %g", _i, sqrt(diff / norm));
+    free(rho), free(c), free(out), free(dout), free(col), free(dcol), free(drho), free(grad);
+    ram_model_free(m);
+}
+END_TEST
+
 START_TEST(classification_gradient) {
     fixture f;
     setup(&f, &configs[_i]);
@@ -232,9 +337,9 @@ START_TEST(reinforce_through_core_gradient) {
     analytic(&f, true, false);
     double rel = compare(&f, true, NULL);
     ck_assert_msg(rel < 1e-3, "config %d: relative gradient error %g", _i, rel);
-    if (configs[_i].layers == 2 || configs[_i].context) {
-        /* DRAM's tensors alone: they have a gradient (compare() refuses a
-         * zero one), and it is right. */
+    if (configs[_i].layers == 2 || configs[_i].context || configs[_i].conv) {
+        /* DRAM's tensors and the convolutional layer's alone: they have a
+         * gradient (compare() refuses a zero one), and it is right. */
         bool dram[RAM_T_COUNT] = {0};
         for (int id = RAM_T_V1_COUNT; id < RAM_T_COUNT; id++)
             dram[id] = true;
@@ -403,6 +508,7 @@ END_TEST
 int main(void) {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("gradients");
+    tcase_add_loop_test(tc, conv_layer_gradient, 0, 4);
     tcase_add_loop_test(tc, classification_gradient, 0, N_CONFIGS);
     tcase_add_loop_test(tc, reinforce_through_core_gradient, 0, N_CONFIGS);
     tcase_add_loop_test(tc, reinforce_detached_gradient, 0, N_CONFIGS);

@@ -782,6 +782,86 @@ START_TEST(test_zoom_roundtrip) {
 }
 END_TEST
 
+/* The convolutional layer: a CONV chunk and every tensor listed, loaded
+ * back with the same classifications on one thread and on two (a whole
+ * batch, and one image whose glimpse rows the threads share); a chunk with
+ * a bad value, or a layer that does not fit the patch, refused.  Only the
+ * tensor list tells an older reader that it cannot read the file: it must
+ * hold the two new tensors. */
+START_TEST(test_conv_roundtrip) {
+    make_dir();
+    ram_model_params p;
+    small_params(&p, RAM_CORE_LSTM, RAM_GLIMPSE_ADDITIVE);
+    ram_model *plain = NULL, *conv = NULL, *back = NULL;
+    ck_assert_int_eq(ram_model_create(&p, &plain), RAM_OK);
+    p.conv_channels = 5;
+    p.conv_kernel = 2;
+    p.conv_stride = 1;
+    ck_assert_int_eq(ram_model_create(&p, &conv), RAM_OK);
+    /* 4 x 4 patch, 2 x 2 filters: 3 x 3 positions of 5 channels for h_g */
+    ck_assert_uint_eq(ram_model_param_count(conv),
+                      ram_model_param_count(plain) + 5 * (2 * 2 * 2 * 2 + 1) +
+                          (size_t)p.glimpse_hidden * (5 * 9 - 2 * 2 * 4 * 4));
+    size_t plain_len, len;
+    unsigned char *tag;
+    unsigned char *d = saved_with_chunk(plain, conv, "conv.ram", "CONV", &plain_len, &len, &tag);
+    unsigned char *w = find_tag(d, len, "WGHT");
+    ck_assert_ptr_nonnull(w);
+    ck_assert_uint_eq(w[16], RAM_T_COUNT); /* the tensor count, little-endian */
+    ck_assert_int_eq(ram_model_load(in_dir("conv.ram"), &back), RAM_OK);
+    ram_model_params q;
+    ram_model_params_init(&q);
+    ck_assert_int_eq(ram_model_get_params(back, &q), RAM_OK);
+    ck_assert(q.conv_channels == 5 && q.conv_kernel == 2 && q.conv_stride == 1);
+    static float img[3 * 2 * 12 * 10];
+    for (size_t i = 0; i < sizeof img / sizeof *img; i++)
+        img[i] = (float)((i * 37 + 11) % 101) / 100.0f;
+    float pa[3 * 4], pl[3 * 4], p2[3 * 4];
+    ram_state *sa, *sl, *st2;
+    ck_assert_int_eq(ram_state_create(conv, 3, &sa), RAM_OK);
+    ck_assert_int_eq(ram_state_create(back, 3, &sl), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(conv, sa, img, 3, NULL, pa, NULL), RAM_OK);
+    ck_assert_int_eq(ram_model_classify(back, sl, img, 3, NULL, pl, NULL), RAM_OK);
+    ck_assert_mem_eq(pa, pl, sizeof pa);
+    ck_assert_int_eq(ram_state_create_threads(conv, 3, 2, &st2), RAM_OK);
+    for (int calls = 0; calls < 20; calls++) { /* both of the state's ways for small calls */
+        ck_assert_int_eq(ram_model_classify(conv, st2, img, 3, NULL, p2, NULL), RAM_OK);
+        ck_assert_mem_eq(pa, p2, sizeof pa);
+        ck_assert_int_eq(ram_model_classify(conv, st2, img, 1, NULL, p2, NULL), RAM_OK);
+        ck_assert_mem_eq(pa, p2, 4 * sizeof *pa);
+    }
+    ram_state_free(st2);
+    ram_state_free(sa);
+    ram_state_free(sl);
+    ram_model_free(back);
+    const size_t at = (size_t)(tag - d);
+    const uint32_t bad[][3] = {{0, 2, 1}, {5, 0, 1}, {5, 2, 0}, {4097, 2, 1}, {5, 5, 1}};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        for (int k = 0; k < 3; k++)
+            put_u32(d + at + 16 + 4 * k, bad[b][k]);
+        fix_crc(d, len);
+        ck_assert_int_eq(ram_model_load_memory(d, len, &back), RAM_ERR_FORMAT);
+        ck_assert(strstr(ram_last_error(), "CONV") || strstr(ram_last_error(), "conv"));
+    }
+    const int refused[][3] = {{-1, 2, 1}, {4097, 2, 1}, {5, 0, 1}, {5, 5, 1}, {5, 2, 0}, {5, 2, 5}};
+    for (size_t b = 0; b < sizeof refused / sizeof *refused; b++) {
+        p.conv_channels = refused[b][0];
+        p.conv_kernel = refused[b][1];
+        p.conv_stride = refused[b][2];
+        ck_assert_int_eq(ram_model_create(&p, &back), RAM_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_nonnull(strstr(ram_last_error(), "conv"));
+    }
+    /* without the layer its filters' shape is not looked at */
+    p.conv_channels = 0;
+    p.conv_kernel = 0;
+    ck_assert_int_eq(ram_model_create(&p, &back), RAM_OK);
+    ram_model_free(back);
+    free(d);
+    ram_model_free(plain);
+    ram_model_free(conv);
+}
+END_TEST
+
 START_TEST(test_names_refused) {
     ram_model *m = small_model(RAM_CORE_RNN, RAM_GLIMPSE_ADDITIVE);
     const char *good[4] = {"a", "b", "c", "d"};
@@ -1050,6 +1130,7 @@ static Suite *serialize_suite(void) {
     tcase_add_test(rt, test_cell_samples_roundtrip);
     tcase_add_test(rt, test_contrast_roundtrip);
     tcase_add_test(rt, test_zoom_roundtrip);
+    tcase_add_test(rt, test_conv_roundtrip);
     tcase_add_test(rt, test_atomic_save);
     tcase_add_test(rt, test_checkpoint_is_a_model_file);
     suite_add_tcase(s, rt);

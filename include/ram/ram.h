@@ -385,6 +385,24 @@ typedef struct ram_model_params {
     /** The largest zoom factor, with zoom_min (0 with it for none).  Models
      *  with zoom are 0.2.0's: older readers refuse their files.  (0) */
     float zoom_max;
+    /** A convolutional layer between the retina and the glimpse network:
+     *  0 for none (the default: h_g reads the glimpse's values, the
+     *  paper's network), else its channels C (1 to 4096).  The glimpse's
+     *  channels x depth planes of patch x patch values (every scale of
+     *  every image channel, all centred on the location) are its input
+     *  planes; C filters of conv_kernel x conv_kernel x planes weights and
+     *  a bias each, at conv_stride, no padding, then ReLU, give C x Q x Q
+     *  values, Q = (patch - conv_kernel) / conv_stride + 1, which h_g
+     *  reads instead of the glimpse.  Filters that see every position of
+     *  the patch the same way: a digit a few pixels off the glimpse's
+     *  centre is read as it is read at the centre.  Stored in the model
+     *  file; models with it are 0.2.0's: older readers refuse their
+     *  files. */
+    int conv_channels;
+    /** The filters' side, 1 to patch (3); with conv_channels only. */
+    int conv_kernel;
+    /** The filters' step, 1 to patch (1); with conv_channels only. */
+    int conv_stride;
 } ram_model_params;
 
 /** Fill `p` with defaults: the paper's MNIST model (28x28x1, 8x8 retina with

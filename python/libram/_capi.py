@@ -135,6 +135,9 @@ class ModelParams(ctypes.Structure):
         ("contrast", ctypes.c_int),
         ("zoom_min", ctypes.c_float),
         ("zoom_max", ctypes.c_float),
+        ("conv_channels", ctypes.c_int),
+        ("conv_kernel", ctypes.c_int),
+        ("conv_stride", ctypes.c_int),
     ]
 
 

@@ -52,7 +52,7 @@ MAX_CLASS_NAME = 1024
 _MODEL_KNOBS = ("glimpses", "patch", "depth", "scale", "form", "glimpse_hidden", "loc_hidden",
                 "glimpse_out", "core_hidden", "core", "bound", "loc_std", "loc_range_pixels",
                 "init_scale", "context", "core_layers", "upper_core", "cell_samples", "contrast",
-                "zoom_min", "zoom_max")
+                "zoom_min", "zoom_max", "conv_channels", "conv_kernel", "conv_stride")
 _POLICY_KNOBS = ("std", "baseline", "reward_scale", "discount", "detach_core",
                  "soft_detach_core")
 _TRAINER_KNOBS = ("optimizer", "lr", "momentum", "nesterov", "beta1", "beta2", "eps",
@@ -158,7 +158,10 @@ class RAMClassifier(*_BASES):
     with the image) and contrast (True: cells as contrast magnitudes, for
     objects in any colour on any background), hard sensor only; zoom_min and
     zoom_max (0 and 0: none; 1/64 <= A < B <= 16: the policy also chooses each
-    glimpse's zoom factor in [A, B]).  sensor: "hard" (average
+    glimpse's zoom factor in [A, B]); conv_channels (0: none; C: a
+    convolutional layer of C channels between the retina and the glimpse
+    network, over every scale of the patch) with conv_kernel and
+    conv_stride, its filters' side and step.  sensor: "hard" (average
     pooling, locations trained by REINFORCE), "soft" (exact cell averages,
     locations trained by backpropagation through them) or "hybrid" (the soft
     sensor, sampled locations, REINFORCE plus the backpropagated term), as
@@ -216,7 +219,8 @@ class RAMClassifier(*_BASES):
                  weight_decay=0.0, average_decay=0.0, threads=1, batch_size=128, epochs=10,
                  validation_fraction=0.1, patience=None, data_format="auto", seed=1,
                  verbose=0, stop_threshold=None, zoom_min=0.0, zoom_max=0.0, stop_cost=None,
-                 label_smoothing=0.0, products="float", soft_detach_core=False):
+                 label_smoothing=0.0, products="float", soft_detach_core=False,
+                 conv_channels=0, conv_kernel=3, conv_stride=1):
         self.glimpses = glimpses
         self.patch = patch
         self.depth = depth
@@ -238,6 +242,9 @@ class RAMClassifier(*_BASES):
         self.contrast = contrast
         self.zoom_min = zoom_min
         self.zoom_max = zoom_max
+        self.conv_channels = conv_channels
+        self.conv_kernel = conv_kernel
+        self.conv_stride = conv_stride
         self.sensor = sensor
         self.std = std
         self.baseline = baseline

@@ -11,7 +11,9 @@ its place, and ARCH keeps any bytes a later version appended.
 
 A DRAM model's file (a DRAM chunk: two core layers, a context network or
 several objects) has five tensors more (DRAM_TENSORS), shaped by f.dram;
-a soft-sensor model's names its sensor in a SENS chunk (f.sensor).
+a model with a convolutional layer (a CONV chunk) lists those five and two
+more (CONV_TENSORS), shaped by f.conv; a soft-sensor model's names its
+sensor in a SENS chunk (f.sensor).
 
 Needs NumPy.  Checks what libram's loader checks about the container (magic,
 version, chunk lengths, the END chunk and its CRC) and that the weights have
@@ -24,8 +26,8 @@ import zlib
 
 import numpy as np
 
-__all__ = ["MAGIC", "TENSORS", "DRAM_TENSORS", "ARCH_FIELDS", "DRAM_FIELDS", "ModelFile",
-           "read", "parse", "shapes", "FileFormatError"]
+__all__ = ["MAGIC", "TENSORS", "DRAM_TENSORS", "CONV_TENSORS", "ARCH_FIELDS", "DRAM_FIELDS",
+           "CONV_FIELDS", "ModelFile", "read", "parse", "shapes", "FileFormatError"]
 
 MAGIC = b"\x89RAM\r\n\x1a\n"
 VERSION = 1
@@ -49,19 +51,42 @@ DRAM_TENSORS = ("core2_wx", "core2_wh", "core2_b", "ctx_w", "ctx_b")
 #: The DRAM chunk's u32 fields in order.
 DRAM_FIELDS = ("core_layers", "upper_core", "context", "objects", "emit_every")
 _DRAM = struct.Struct("<5I")
+#: The 2 tensors a file with a CONV chunk lists after DRAM_TENSORS: the
+#: convolutional layer's filters and biases.
+CONV_TENSORS = ("conv_w", "conv_b")
+#: The CONV chunk's u32 fields in order.
+CONV_FIELDS = ("channels", "kernel", "stride")
+_CONV = struct.Struct("<3I")
+_NO_DRAM = {"core_layers": 1, "upper_core": 0, "context": 0, "objects": 1, "emit_every": 0}
 _CHUNK = struct.Struct("<4sIQ")
+
+
+def _names(dram, conv):
+    return TENSORS + DRAM_TENSORS + CONV_TENSORS if conv else (
+        TENSORS + DRAM_TENSORS if dram else TENSORS)
 
 
 class FileFormatError(ValueError):
     """Bytes that are not a libram model file, or a damaged one."""
 
 
-def shapes(arch, dram=None, loc=2):
+def shapes(arch, dram=None, loc=2, conv=None):
     """{tensor: (rows, cols)} that an architecture implies, in file order;
-    with `dram` (the DRAM chunk's fields by name) DRAM_TENSORS too; `loc`,
-    the floats of a location: 2 (x, y), or 3 with a ZOOM chunk (x, y and
-    the zoom)."""
-    d = arch["channels"] * arch["depth"] * arch["patch"] ** 2
+    with `dram` (the DRAM chunk's fields by name) DRAM_TENSORS too; with
+    `conv` (the CONV chunk's fields by name) DRAM_TENSORS and CONV_TENSORS;
+    `loc`, the floats of a location: 2 (x, y), or 3 with a ZOOM chunk (x, y
+    and the zoom)."""
+    planes, patch = arch["channels"] * arch["depth"], arch["patch"]
+    d = planes * patch ** 2
+    extra = {}
+    if conv is not None:
+        c, k, s = conv["channels"], conv["kernel"], conv["stride"]
+        q = (patch - k) // s + 1
+        d = c * q * q
+        extra = {**_dram_shapes(arch, dram or _NO_DRAM), "conv_w": (c, planes * k * k),
+                 "conv_b": (c, 1)}
+    elif dram is not None:
+        extra = _dram_shapes(arch, dram)
     hg, hl, g, h, k = (arch["glimpse_hidden"], arch["loc_hidden"], arch["glimpse_out"],
                        arch["core_hidden"], arch["classes"])
     gates = 4 * h if arch["core"] == 1 else h
@@ -70,8 +95,7 @@ def shapes(arch, dram=None, loc=2):
             "g2_w": (g, hg + hl) if concat else (g, hg), "g2_b": (g, 1),
             "l2_w": (0, hl) if concat else (g, hl), "l2_b": (0, 1) if concat else (g, 1),
             "core_wx": (gates, g), "core_wh": (gates, h), "core_b": (gates, 1),
-            "loc_w": (loc, h), "loc_b": (loc, 1), "cls_w": (k, h), "cls_b": (k, 1),
-            **({} if dram is None else _dram_shapes(arch, dram))}
+            "loc_w": (loc, h), "loc_b": (loc, 1), "cls_w": (k, h), "cls_b": (k, 1), **extra}
 
 
 def _dram_shapes(arch, dram):
@@ -118,15 +142,27 @@ class ModelFile:
         return dict(zip(DRAM_FIELDS, _DRAM.unpack(payload)))
 
     @property
+    def conv(self):
+        """The CONV chunk's fields by name (CONV_FIELDS), or None for a
+        model without a convolutional layer."""
+        payload = self.chunk(b"CONV")
+        if payload is None:
+            return None
+        if len(payload) != _CONV.size:
+            raise FileFormatError("CONV chunk of %d bytes, %d expected"
+                                  % (len(payload), _CONV.size))
+        return dict(zip(CONV_FIELDS, _CONV.unpack(payload)))
+
+    @property
     def sensor(self):
         """The retina's sensor from the SENS chunk: 0 hard (none), 1 soft."""
         payload = self.chunk(b"SENS")
         return struct.unpack("<I", payload)[0] if payload is not None and len(payload) == 4 else 0
 
     def tensor_names(self):
-        """The WGHT chunk's tensors in order: TENSORS, and DRAM_TENSORS with
-        a DRAM chunk."""
-        return TENSORS + DRAM_TENSORS if self.chunk(b"DRAM") is not None else TENSORS
+        """The WGHT chunk's tensors in order: TENSORS, DRAM_TENSORS with a
+        DRAM chunk, DRAM_TENSORS and CONV_TENSORS with a CONV chunk."""
+        return _names(self.chunk(b"DRAM") is not None, self.chunk(b"CONV") is not None)
 
     def loc_dims(self):
         """Floats per location: 3 with a ZOOM chunk (zoom as an action), else 2."""
@@ -134,7 +170,7 @@ class ModelFile:
 
     def check(self):
         """Raise FileFormatError unless every tensor has its implied shape."""
-        want = shapes(self.arch, self.dram, self.loc_dims())
+        want = shapes(self.arch, self.dram, self.loc_dims(), self.conv)
         for name in self.tensor_names():
             got = tuple(self.tensors[name].shape)
             if got != want[name]:
@@ -165,7 +201,7 @@ class ModelFile:
         return _ARCH.pack(*(self.arch[name] for name, _ in ARCH_FIELDS)) + self.arch_tail
 
     def weight_bytes(self):
-        want = shapes(self.arch, self.dram, self.loc_dims())
+        want = shapes(self.arch, self.dram, self.loc_dims(), self.conv)
         names = self.tensor_names()
         head = struct.pack("<I", len(names)) + b"".join(
             struct.pack("<II", *want[name]) for name in names)
@@ -237,16 +273,28 @@ def parse(data, name="model file"):
             raise FileFormatError("%s: DRAM chunk of %d bytes, %d expected"
                                   % (name, len(payload), _DRAM.size))
         dram = dict(zip(DRAM_FIELDS, _DRAM.unpack(payload)))
-    names = TENSORS if dram is None else TENSORS + DRAM_TENSORS
+    conv = None
+    if b"CONV" in tags:
+        payload = chunks[tags.index(b"CONV")][2]
+        if len(payload) != _CONV.size:
+            raise FileFormatError("%s: CONV chunk of %d bytes, %d expected"
+                                  % (name, len(payload), _CONV.size))
+        conv = dict(zip(CONV_FIELDS, _CONV.unpack(payload)))
+        if not (conv["kernel"] >= 1 and conv["stride"] >= 1 and conv["kernel"] <= arch["patch"]):
+            raise FileFormatError("%s: CONV chunk with filters of %d at stride %d on a patch of %d"
+                                  % (name, conv["kernel"], conv["stride"], arch["patch"]))
+    names = _names(dram is not None, conv is not None)
     w = chunks[tags.index(b"WGHT")][2]
     if len(w) < 4 or struct.unpack_from("<I", w)[0] != len(names):
         raise FileFormatError("%s: WGHT chunk does not hold %d tensors%s"
-                              % (name, len(names), "" if dram is None else " (a DRAM model)"))
+                              % (name, len(names), " (a model with a convolutional layer)"
+                                 if conv is not None else "" if dram is None
+                                 else " (a DRAM model)"))
     table = 4 + 8 * len(names)
     if len(w) < table:
         raise FileFormatError("%s: WGHT chunk truncated in its tensor table" % name)
     dims = [struct.unpack_from("<II", w, 4 + 8 * i) for i in range(len(names))]
-    want = shapes(arch, dram, 3 if b"ZOOM" in tags else 2)
+    want = shapes(arch, dram, 3 if b"ZOOM" in tags else 2, conv)
     for tname, got in zip(names, dims):
         if tuple(got) != want[tname]:
             raise FileFormatError("%s: tensor %s is %dx%d, the architecture implies %dx%d"

@@ -404,8 +404,8 @@ def _check_computable(arch, dram=None, sensor=0, f=None):
     """ConversionError for a model the RAM module does not compute: DRAM's
     parts (the multiplicative form, two core layers, a context network,
     several objects), the soft sensor, and a retina that samples its cells
-    or reads contrast, and zoom as an action (file f's SAMP, CTRS and ZOOM
-    chunks), which libram.Model runs."""
+    or reads contrast, zoom as an action and a convolutional layer (file
+    f's SAMP, CTRS, ZOOM and CONV chunks), which libram.Model runs."""
     parts = []
     if f is not None and f.chunk(b"SAMP") is not None:
         parts.append("cell samples")
@@ -413,6 +413,8 @@ def _check_computable(arch, dram=None, sensor=0, f=None):
         parts.append("contrast cells")
     if f is not None and f.chunk(b"ZOOM") is not None:
         parts.append("zoom")
+    if f is not None and f.chunk(b"CONV") is not None:
+        parts.append("a convolutional layer")
     if arch["form"] not in (0, 1):
         parts.append("the multiplicative glimpse form")
     if dram is not None:

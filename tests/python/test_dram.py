@@ -59,11 +59,13 @@ def test_appended_fields_and_their_defaults():
     names = [f for f, _ in _capi.ModelParams._fields_]
     assert names[names.index("seed") + 1:] == ["sensor", "core_layers", "upper_core", "context",
                                                 "objects", "emit_every", "cell_samples",
-                                                "contrast", "zoom_min", "zoom_max"]
+                                                "contrast", "zoom_min", "zoom_max",
+                                                "conv_channels", "conv_kernel", "conv_stride"]
     p = _capi.defaults(_capi.ModelParams)
     assert p.struct_size == ctypes.sizeof(_capi.ModelParams)  # the library knows every field
     assert (p.sensor, p.core_layers, p.upper_core, p.context, p.objects, p.emit_every,
-            p.cell_samples, p.contrast, p.zoom_min, p.zoom_max) == (0, 1, 0, 0, 1, 0, 0, 0, 0, 0)
+            p.cell_samples, p.contrast, p.zoom_min, p.zoom_max, p.conv_channels, p.conv_kernel,
+            p.conv_stride) == (0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 1)
     names = [f for f, _ in _capi.PolicyParams._fields_]
     assert names[names.index("seed") + 1:] == ["soft_training", "reward", "soft_detach_core"]
     p = _capi.defaults(_capi.PolicyParams)
@@ -472,6 +474,51 @@ def test_zoom_model_file_is_read_and_refused_by_the_bridge(tmp_path):
         return  # no PyTorch here: the bridge's refusal is checked where it is installed
     with pytest.raises(bridge.ConversionError, match="zoom"):
         bridge.to_torch(path)
+
+
+CONV = dict(ZOOM, zoom_min=0.0, zoom_max=0.0, conv_channels=4, conv_kernel=3, conv_stride=1)
+
+
+@needs_numpy
+@pytest.mark.parametrize("sensor", ["hard", "soft"])
+def test_conv_model_is_kept_by_the_file_and_read_by_modelfile(sensor, tmp_path):
+    from libram import modelfile
+    images = numpy.random.RandomState(4).rand(5, 1, 12, 12).astype(numpy.float32)
+    path = str(tmp_path / "conv.ram")
+    with libram.Model.create(sensor=sensor, **CONV) as model:
+        p = model.params
+        assert (p["conv_channels"], p["conv_kernel"], p["conv_stride"]) == (4, 3, 1)
+        result = model.classify(images)
+        model.save(path)
+        with libram.Model.load(path) as back:
+            assert back.params == model.params
+            assert (back.classify(images).probs == result.probs).all()
+    with open(path, "rb") as f:
+        data = f.read()
+    parsed = modelfile.parse(data)
+    assert parsed.conv == {"channels": 4, "kernel": 3, "stride": 1}
+    assert parsed.tensor_names() == (modelfile.TENSORS + modelfile.DRAM_TENSORS
+                                     + modelfile.CONV_TENSORS)
+    # a 4 x 4 patch, 3 x 3 filters: 2 x 2 positions of 4 channels for h_g
+    assert parsed.tensors["conv_w"].shape == (4, 9) and parsed.tensors["g1_w"].shape == (8, 16)
+    assert parsed.to_bytes() == data
+    try:
+        import libram.torch as bridge
+    except ImportError:
+        return  # no PyTorch here: the bridge's refusal is checked where it is installed
+    with pytest.raises(bridge.ConversionError, match="convolutional"):
+        bridge.to_torch(path)
+
+
+@needs_numpy
+def test_estimator_conv_knobs():
+    rng = numpy.random.RandomState(5)
+    x, y = blobs(48, seed=rng.randint(100))
+    clf = libram.RAMClassifier(conv_channels=3, conv_kernel=2, **ESTIMATOR).fit(x, y)
+    assert clf.get_params()["conv_channels"] == 3
+    assert clf.model_.params["conv_kernel"] == 2
+    with pytest.raises(libram.InvalidArgumentError):
+        libram.RAMClassifier(conv_channels=3, conv_kernel=99, **ESTIMATOR).fit(x, y)
 
 
 def test_with_sensor_keeps_the_weights():

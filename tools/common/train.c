@@ -480,6 +480,11 @@ static void print_header(const run *r) {
                     ? "sampled locations, REINFORCE plus backpropagation through the sensor"
                     : "mean locations, trained by backpropagation through the sensor",
                 o->pp.soft_detach_core ? " into the location network alone (--detach-soft)" : "");
+    if (o->mp.conv_channels > 0)
+        fprintf(stderr,
+                "convolutional layer: %d channels, %dx%d filters at stride %d, before the "
+                "glimpse network\n",
+                o->mp.conv_channels, o->mp.conv_kernel, o->mp.conv_kernel, o->mp.conv_stride);
     if (o->mp.zoom_max > 0)
         fprintf(stderr,
                 "zoom: each glimpse's squares times a factor in [%g, %g] chosen by the policy\n",

@@ -168,6 +168,13 @@ static size_t train_table(train_options *o, float *lr_final, int *reinforce_core
         {"--context", OPT_INT, &mp->context, 0, 256, .meta = "SIDE", .flags = OPT_GROUP,
          .help = "DRAM's context network: the whole image average-pooled to SIDE x SIDE, one "
                  "ReLU layer on it gives the core's top layer its first state (0 = none)"},
+        {"--conv", OPT_INT, &mp->conv_channels, 0, 4096, .meta = "C", .flags = OPT_GROUP,
+         .help = "a convolutional layer of C channels (ReLU) between the retina and the glimpse "
+                 "network, over every scale of the patch at once (0 = none)"},
+        {"--conv-kernel", OPT_INT, &mp->conv_kernel, 1, COUNT, .meta = "K", .flags = OPT_GROUP,
+         .help = "side of its filters (with --conv)"},
+        {"--conv-stride", OPT_INT, &mp->conv_stride, 1, COUNT, .meta = "S", .flags = OPT_GROUP,
+         .help = "step of its filters (with --conv)"},
         {"--cell-samples", OPT_INT, &mp->cell_samples, 0, 64, .meta = "K", .flags = OPT_GROUP,
          .help = "read at most K x K pixels of each retina cell (and context cell), on a grid "
                  "over it, so that a glimpse costs the same on any image and at any scale (0 = "
