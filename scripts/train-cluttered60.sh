@@ -14,6 +14,9 @@
 #   --threads N         worker threads (default: 2)
 #   --seed N            seed of the first leg; the second takes N + 1
 #                       (default: 1)
+#   --conv C            a convolutional layer of C channels (3 x 3 filters)
+#                       between the retina and the glimpse network
+#                       (ram-train --conv; default: 0, none)
 #   --ram-train PATH    the ram-train to run (default: build/ram-train, else
 #                       ram-train on the PATH)
 #   -- ARGS             more ram-train options for both legs (not the
@@ -31,7 +34,7 @@ die() {
     exit 2
 }
 
-first_epochs=80 epochs=640 budget="" threads=2 seed=1 ram_train=""
+first_epochs=80 epochs=640 budget="" threads=2 seed=1 conv=0 ram_train=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --first-epochs) first_epochs="${2:?}"; shift 2 ;;
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
     --budget) budget="${2:?}"; shift 2 ;;
     --threads) threads="${2:?}"; shift 2 ;;
     --seed) seed="${2:?}"; shift 2 ;;
+    --conv) conv="${2:?}"; shift 2 ;;
     --ram-train) ram_train="${2:?}"; shift 2 ;;
     -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
     -*) die "unknown option $1" ;;
@@ -65,7 +69,8 @@ fi
 mkdir -p "$out"
 
 # The network: 8 glimpses of three squares (12, 24 and 48 pixels), an LSTM
-# core, a location unit of 20 pixels: the committed cluttered60 model's.
+# core, a location unit of 20 pixels: the committed cluttered60 model's
+# (with --conv, a convolutional layer before its glimpse network).
 common=(--data "$data" --dataset cluttered60 --batch 64 --threads "$threads"
     --weight-decay 0.01 --average 0.9998 ${extra[@]+"${extra[@]}"})
 
@@ -90,7 +95,7 @@ run_leg() {
 
 run_leg first-leg --clutter 0 --glimpses 8 --patch 12 --depth 3 --core lstm \
     --unit-pixels 20 --std 0.15 --epochs "$first_epochs" --lr 1e-3 --lr-final 1e-4 \
-    --seed "$seed"
+    --seed "$seed" --conv "$conv"
 run_leg cluttered60 --init "$out/first-leg.ram" --epochs "$epochs" --lr 5e-4 \
     --lr-final 2e-6 --reinforce-core --seed $((seed + 1)) ${budget:+--time-budget "$budget"}
 echo "train-cluttered60: model in $out/cluttered60.ram"

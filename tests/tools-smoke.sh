@@ -513,4 +513,12 @@ c60[6]=2 # the second leg's --epochs
 grep -q "resumed from $tmp/c60/cluttered60.ram.ckpt: 1 epochs done" "$tmp/c60.txt" ||
     fail "the second leg did not resume: $(cat "$tmp/c60.txt")"
 [ ! -e "$tmp/c60/cluttered60.ram.ckpt" ] || fail "the finished leg's checkpoint was kept"
+# --conv builds the first leg's network with the layer; the second leg
+# takes it with the weights.
+"$recipe" --ram-train "$bin/ram-train" --first-epochs 1 --epochs 1 --threads 1 --conv 2 \
+    "$tmp/data" "$tmp/c60conv" -- --val 100 --quiet >"$tmp/c60.txt" 2>&1 ||
+    fail "train-cluttered60.sh --conv: $(cat "$tmp/c60.txt")"
+grep -q "convolutional layer: 2 channels, 3x3 filters" "$tmp/c60conv/first-leg.log" ||
+    fail "the first leg had no convolutional layer"
+[ -s "$tmp/c60conv/cluttered60.ram" ] || fail "train-cluttered60.sh --conv: no model"
 echo "tools-smoke: ok"
