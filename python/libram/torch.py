@@ -12,7 +12,8 @@ The module computes libram's forward pass (lib/forward.c, lib/glimpse.c):
 the same retina (squares of round(patch * scale^k) pixels whose top-left
 pixel is floor((x + 1) W / 2 - side / 2 + 1/2), zeros outside the image,
 area-pooled to patch x patch), the same scaling of locations by
-loc_range_pixels, both glimpse forms, both cores and both bounds.  Its
+loc_range_pixels, both glimpse forms, both cores and both bounds, and the
+convolutional layer between the retina and the glimpse network.  Its
 state dict holds the weights under the names of RAM.KEYS and, as extra
 state, everything else of the file it came from (architecture, class names,
 fit rule, any other chunk), so that a file converted to PyTorch and back is
@@ -121,9 +122,12 @@ class RAM(nn.Module):
     """libram's Recurrent Attention Model in PyTorch.
 
     RAM(arch) builds one with fresh weights from a dict of the ARCH fields
-    (libram.modelfile.ARCH_FIELDS); to_torch() builds one from a libram
-    model with its weights.  Attributes: arch (the fields), std (the
-    sampling std, arch["loc_std"] by default), detach_core (1: REINFORCE
+    (libram.modelfile.ARCH_FIELDS), and with conv={"channels": C, "kernel":
+    K, "stride": S} (kernel 3 and stride 1 by default) a convolutional layer
+    as ram_model_params.conv_channels puts one; to_torch() builds one from a
+    libram model with its weights.  Attributes: arch (the fields),
+    conv_fields (the layer's fields, or None; conv is its nn.Conv2d), std
+    (the sampling std, arch["loc_std"] by default), detach_core (1: REINFORCE
     trains the location network only, libram's default), baseline ("linear",
     "scalar" or "none": the REINFORCE baseline of loss(), which libram keeps
     in its policy, not in model files; its weights start at zero as
@@ -135,19 +139,29 @@ class RAM(nn.Module):
         ("g2.weight", "g2_w"), ("g2.bias", "g2_b"), ("l2.weight", "l2_w"), ("l2.bias", "l2_b"),
         ("core_x.weight", "core_wx"), ("core_h.weight", "core_wh"), ("core_x.bias", "core_b"),
         ("locator.weight", "loc_w"), ("locator.bias", "loc_b"),
-        ("classifier.weight", "cls_w"), ("classifier.bias", "cls_b")])
+        ("classifier.weight", "cls_w"), ("classifier.bias", "cls_b"),
+        ("conv.weight", "conv_w"), ("conv.bias", "conv_b")])
 
-    def __init__(self, arch, baseline="linear", detach_core=True):
+    def __init__(self, arch, baseline="linear", detach_core=True, conv=None):
         super().__init__()
         a = dict(arch)
         if a["loc_range_pixels"] < 0:  # "follow the image", as ram_model_create resolves it
             a["loc_range_pixels"] = float(np.float32(max(0.0, 0.5 * min(a["height"],
                                                                         a["width"]) - 1.0)))
         _check_computable(a)
-        shapes = modelfile.shapes(a)
-        self._file = {"arch": a, "arch_tail": b"", "kind": 0,
-                      "chunks": [[b"ARCH", 0, None], [b"WGHT", 0, None]], "weights_crc": None}
+        conv = _conv_fields(conv, a)
+        shapes = modelfile.shapes(a, conv=conv)
+        chunks = [[b"ARCH", 0, None], [b"WGHT", 0, None]]
+        if conv is not None:
+            chunks.append([b"CONV", 0, _conv_payload(conv)])
+        self._file = {"arch": a, "arch_tail": b"", "kind": 0, "chunks": chunks,
+                      "weights_crc": None}
         self.retina = Retina(a["patch"], a["depth"], a["scale"])
+        # The layer's filters read all the glimpse's planes (channel x scale)
+        # at once; its weight (C, planes, K, K) is libram's conv_w of (C,
+        # planes x K x K), whose columns run plane, row, column.
+        self.conv = None if conv is None else nn.Conv2d(
+            a["channels"] * a["depth"], conv["channels"], conv["kernel"], stride=conv["stride"])
         lin = lambda name, bias=True: nn.Linear(shapes[name][1], shapes[name][0], bias=bias)
         self.g1, self.l1, self.g2 = lin("g1_w"), lin("l1_w"), lin("g2_w")
         self.l2 = lin("l2_w") if a["form"] == 0 else None
@@ -188,13 +202,20 @@ class RAM(nn.Module):
             raise ConversionError("not a libram.torch.RAM state dict (no libram extra state); "
                                   "from_torch(state, height=..., ...) reads one without it")
         net = cls(extra["arch"], baseline=extra.get("baseline", "linear"),
-                  detach_core=extra.get("detach_core", True))
+                  detach_core=extra.get("detach_core", True),
+                  conv=_conv_of(extra.get("chunks", [])))
         net.load_state_dict(state)
         return net
 
     @property
     def arch(self):
         return dict(self._file["arch"])
+
+    @property
+    def conv_fields(self):
+        """The convolutional layer's channels, kernel and stride by name, or
+        None without one."""
+        return _conv_of(self._file["chunks"])
 
     # ---- what the libram file carries besides the weights
 
@@ -210,9 +231,10 @@ class RAM(nn.Module):
     def set_extra_state(self, state):
         if not isinstance(state, dict) or state.get("format") != "libram":
             raise ConversionError("extra state is not libram's")
-        if dict(state["arch"]) != self._file["arch"]:
+        if (dict(state["arch"]) != self._file["arch"]
+                or _conv_of(state["chunks"]) != _conv_of(self._file["chunks"])):
             raise ConversionError("the state dict's architecture is not this module's "
-                                  "(build the module with RAM(arch) from its extra state)")
+                                  "(build the module with RAM.from_state_dict)")
         self._file = {k: state[k] for k in ("arch", "arch_tail", "kind", "chunks",
                                             "weights_crc")}
         self._file["chunks"] = [list(c) for c in state["chunks"]]
@@ -297,6 +319,10 @@ class RAM(nn.Module):
             else:
                 l = locations[t].to(mu.dtype).detach()
             rho = self.retina(images, l * self.loc_scale)
+            if self.conv is not None:
+                # libram lays the layer's outputs out [row][column][filter].
+                y = F.relu(self.conv(rho.view(n, -1, a["patch"], a["patch"])))
+                rho = y.permute(0, 2, 3, 1).reshape(n, -1)
             hg = F.relu(self.g1(rho))
             hl = F.relu(self.l1(l))
             if self.l2 is None:
@@ -363,6 +389,80 @@ def _set_chunk(chunks, tag, payload):
         chunks.append([tag, 0, bytes(payload)])
 
 
+_CONV = struct.Struct("<3I")
+
+
+def _conv_payload(conv):
+    return _CONV.pack(*(conv[k] for k in modelfile.CONV_FIELDS))
+
+
+def _conv_of(chunks):
+    """The CONV chunk's fields by name among `chunks`, or None."""
+    raw = _chunk(chunks, b"CONV")
+    if raw is None:
+        return None
+    if len(raw) != _CONV.size:
+        raise ConversionError("CONV chunk of %d bytes, %d expected" % (len(raw), _CONV.size))
+    return dict(zip(modelfile.CONV_FIELDS, _CONV.unpack(raw)))
+
+
+def _conv_fields(conv, a):
+    """RAM's conv= argument as the CONV chunk's fields (kernel 3 and stride
+    1 unless given), checked as ram_model_create checks them; None for no
+    layer (None, or 0 channels)."""
+    if conv is None:
+        return None
+    if not isinstance(conv, collections.abc.Mapping):
+        raise ConversionError("conv: a dict of channels, kernel and stride, not %s"
+                              % type(conv).__name__)
+    unknown = sorted(set(conv) - set(modelfile.CONV_FIELDS))
+    if unknown:
+        raise ConversionError("conv: unknown field %s (fields: %s)"
+                              % (", ".join(map(repr, unknown)), ", ".join(modelfile.CONV_FIELDS)))
+    c = {"channels": 0, "kernel": 3, "stride": 1}
+    c.update({k: int(v) for k, v in conv.items()})
+    if c["channels"] == 0:
+        return None
+    if not (1 <= c["channels"] <= 4096 and 1 <= c["kernel"] <= a["patch"]
+            and 1 <= c["stride"] <= a["patch"]):
+        raise ConversionError("conv: channels 1..4096, kernel and stride 1..patch (%d); got "
+                              "%d, %d, %d" % (a["patch"], c["channels"], c["kernel"], c["stride"]))
+    return c
+
+
+def _infer_conv(sd, a, stride):
+    """The convolutional layer of a state dict without extra state, from
+    conv.weight's shape and g1.weight's width (the stride, when several
+    fit, from `stride`); None without conv.weight."""
+    if "conv.weight" not in sd:
+        if stride is not None:
+            raise ConversionError("conv_stride given, but the state dict has no conv.weight")
+        return None
+    w = tuple(sd["conv.weight"].shape)
+    planes, patch = a["channels"] * a["depth"], a["patch"]
+    if len(w) != 4 or w[2] != w[3] or w[1] != planes:
+        raise ConversionError("conv.weight is %s: (filters, %d planes, k, k) expected (channels "
+                              "%d x depth %d)" % (w, planes, a["channels"], a["depth"]))
+    channels, kernel = w[0], w[2]
+    if not 1 <= kernel <= patch:
+        raise ConversionError("conv.weight's %dx%d filters do not fit a patch of %d"
+                              % (kernel, kernel, patch))
+    if stride is None:
+        if "g1.weight" not in sd:
+            raise ConversionError("state dict has no 'g1.weight'")
+        width = tuple(sd["g1.weight"].shape)[-1]
+        fits = [s for s in range(1, patch + 1)
+                if channels * ((patch - kernel) // s + 1) ** 2 == width]
+        if not fits:
+            raise ConversionError("g1.weight's %d columns fit no stride of %d filters of %dx%d "
+                                  "over a patch of %d" % (width, channels, kernel, kernel, patch))
+        if len(fits) > 1:
+            raise ConversionError("strides %s all fit g1.weight's %d columns: give conv_stride="
+                                  % (", ".join(map(str, fits)), width))
+        stride = fits[0]
+    return _conv_fields({"channels": channels, "kernel": kernel, "stride": stride}, a)
+
+
 def _model_bytes(model):
     """The file bytes of a libram.Model, a path or bytes."""
     if isinstance(model, (bytes, bytearray, memoryview)):
@@ -387,7 +487,7 @@ def to_torch(model, baseline="linear", detach_core=True):
     holds besides the weights travels in the module's extra state."""
     f = modelfile.parse(_model_bytes(model))
     _check_computable(f.arch, f.dram, f.sensor, f)
-    net = RAM(f.arch, baseline=baseline, detach_core=detach_core)
+    net = RAM(f.arch, baseline=baseline, detach_core=detach_core, conv=f.conv)
     with torch.no_grad():
         for key, name in RAM.KEYS.items():
             param = _param(net, key)
@@ -404,8 +504,8 @@ def _check_computable(arch, dram=None, sensor=0, f=None):
     """ConversionError for a model the RAM module does not compute: DRAM's
     parts (the multiplicative form, two core layers, a context network,
     several objects), the soft sensor, and a retina that samples its cells
-    or reads contrast, zoom as an action and a convolutional layer (file
-    f's SAMP, CTRS, ZOOM and CONV chunks), which libram.Model runs."""
+    or reads contrast, and zoom as an action (file f's SAMP, CTRS and ZOOM
+    chunks), which libram.Model runs."""
     parts = []
     if f is not None and f.chunk(b"SAMP") is not None:
         parts.append("cell samples")
@@ -413,8 +513,6 @@ def _check_computable(arch, dram=None, sensor=0, f=None):
         parts.append("contrast cells")
     if f is not None and f.chunk(b"ZOOM") is not None:
         parts.append("zoom")
-    if f is not None and f.chunk(b"CONV") is not None:
-        parts.append("a convolutional layer")
     if arch["form"] not in (0, 1):
         parts.append("the multiplicative glimpse form")
     if dram is not None:
@@ -508,21 +606,34 @@ def model_file(obj, layout="libram", **arch):
     if layout != "libram":
         raise ConversionError("layout %r: libram or kevinzakka" % layout)
     sd, extra = _state_of(obj)
+    arch = dict(arch)
+    stride = arch.pop("conv_stride", None)
     if extra is not None:
         if not isinstance(extra, dict) or extra.get("format") != "libram":
             raise ConversionError("the state dict's extra state is not libram's")
         a = _apply(extra["arch"], arch)
         chunks, tail, kind = [list(c) for c in extra["chunks"]], extra["arch_tail"], extra["kind"]
+        conv = _conv_of(chunks)
+        if stride is not None and (conv is None or conv["stride"] != stride):
+            raise ConversionError("conv_stride: the extra state says the layer (%s)" % conv)
     else:
         a = _infer_arch(sd, arch)
+        conv = _infer_conv(sd, a, stride)
         chunks, tail, kind = None, b"", 0
-    want = modelfile.shapes(a)
-    known = set(RAM.KEYS) | {"baseline.weight", "baseline.bias"}
+        if conv is not None:
+            chunks = [[b"ARCH", 0, None], [b"WGHT", 0, None], [b"CONV", 0, _conv_payload(conv)]]
+    want = modelfile.shapes(a, conv=conv)
+    known = {k for k, name in RAM.KEYS.items() if name in want} | {"baseline.weight",
+                                                                    "baseline.bias"}
     unknown = sorted(set(sd) - known)
     if unknown:
         raise ConversionError("keys libram's model has no place for: %s" % ", ".join(unknown))
-    tensors = {}
+    # A file with a CONV chunk lists DRAM's tensors too, empty in RAM.
+    tensors = {name: np.zeros(want[name], np.float32) for name in modelfile.DRAM_TENSORS
+               if name in want}
     for key, name in RAM.KEYS.items():
+        if name not in want:
+            continue
         rows, cols = want[name]
         if rows == 0:  # the concat form's empty l2
             if key in sd and sd[key].numel():
@@ -534,9 +645,11 @@ def model_file(obj, layout="libram", **arch):
         t = sd[key]
         got = tuple(t.shape)
         expect = (rows,) if key.endswith(".bias") else (rows, cols)
+        if key == "conv.weight":
+            expect = (rows, a["channels"] * a["depth"], conv["kernel"], conv["kernel"])
         if got != expect:
             raise ConversionError("%s is %s, the architecture implies %s (%s)"
-                                  % (key, got, expect, _describe(a)))
+                                  % (key, got, expect, _describe(a, conv)))
         v = t.detach().to("cpu", torch.float32).numpy().reshape(rows, cols)
         if not np.all(np.isfinite(v)):
             raise ConversionError("%s holds NaN or Inf (libram refuses non-finite weights)" % key)
@@ -549,13 +662,15 @@ def model_file(obj, layout="libram", **arch):
     return f
 
 
-def _describe(a):
+def _describe(a, conv=None):
     return ("channels %d, %dx%d, patch %d, depth %d, %s form, %s core, glimpse_hidden %d, "
-            "loc_hidden %d, glimpse_out %d, core_hidden %d, classes %d"
+            "loc_hidden %d, glimpse_out %d, core_hidden %d, classes %d%s"
             % (a["channels"], a["height"], a["width"], a["patch"], a["depth"],
                _FORMS[a["form"]] if a["form"] < 2 else a["form"],
                _CORES[a["core"]] if a["core"] < 2 else a["core"], a["glimpse_hidden"],
-               a["loc_hidden"], a["glimpse_out"], a["core_hidden"], a["classes"]))
+               a["loc_hidden"], a["glimpse_out"], a["core_hidden"], a["classes"],
+               "" if conv is None else ", a convolutional layer of %d %dx%d filters at stride %d"
+               % (conv["channels"], conv["kernel"], conv["kernel"], conv["stride"])))
 
 
 def from_torch(obj, layout="libram", **arch):

@@ -114,7 +114,11 @@ ARCHS = [dict(),
          dict(channels=3, depth=3, scale=1.5, patch=5),    # 5, 8 (7.5 rounded), 11 pixels
          dict(depth=2, scale=2.0, loc_range_pixels=0.0),   # +-1 is the image edge
          dict(loc_range_pixels=12.0, height=20, width=20),  # beyond the image: zeros read
-         dict(channels=2, patch=3, depth=2, scale=3.0, core="lstm", form="concat")]
+         dict(channels=2, patch=3, depth=2, scale=3.0, core="lstm", form="concat"),
+         # the convolutional layer: over one plane, over 3 channels x 3 scales, strided
+         dict(conv_channels=4),
+         dict(conv_channels=5, channels=3, depth=3, scale=1.5, patch=5),
+         dict(conv_channels=3, conv_kernel=2, conv_stride=2, core="lstm", init_scale=0.6)]
 
 
 @pytest.mark.parametrize("arch", ARCHS, ids=lambda a: ",".join("%s=%s" % kv for kv in a.items())
@@ -238,6 +242,48 @@ def test_trained_in_torch_agrees_in_libram(tmp_path):
     xt, yt = learnable(300, seed=2)
     p = agree(model, net, xt)
     assert (p.argmax(1) == yt).mean() > 0.4  # chance: 0.25
+
+
+def test_conv_layer_from_torch():
+    """A module built in PyTorch with the layer is a model libram runs the
+    same; a state dict without extra state gives its stride by g1.weight's
+    width, or by conv_stride= where several fit; bad layers are refused."""
+    arch = lt._infer_arch({k: v for k, v in lt.to_torch(random_model(2)).state_dict().items()
+                           if k != "_extra_state"}, dict(height=14, width=18, patch=4,
+                                                        glimpses=4, init_scale=0.4))
+    torch.manual_seed(5)
+    net = lt.RAM(arch, conv={"channels": 3, "kernel": 2, "stride": 3})
+    assert net.conv_fields == {"channels": 3, "kernel": 2, "stride": 3}
+    assert tuple(net.conv.weight.shape) == (3, 1, 2, 2) and net.g1.weight.shape[1] == 3
+    model = lt.from_torch(net)
+    assert model.params["conv_channels"] == 3 and model.params["conv_stride"] == 3
+    agree(model, net, strokes(32, 1, 14, 18, seed=5))
+    sd = {k: v for k, v in net.state_dict().items() if k != "_extra_state"}
+    fields = dict(height=14, width=18, patch=4, glimpses=4)
+    # 2 x 2 filters over a 4-pixel patch: strides 3 and 4 both leave one position.
+    refused(sd, "strides 3, 4 all fit", **fields)
+    again = lt.from_torch(sd, conv_stride=3, **fields)
+    assert again.params["conv_stride"] == 3
+    agree(again, net, strokes(16, 1, 14, 18, seed=6))
+    # stride 1: three positions a side, which only stride 1 gives
+    one = lt.RAM(arch, conv={"channels": 2, "kernel": 2})
+    sd1 = {k: v for k, v in one.state_dict().items() if k != "_extra_state"}
+    assert lt.model_file(sd1, **fields).conv == {"channels": 2, "kernel": 2, "stride": 1}
+    bad = dict(sd1, **{"conv.weight": torch.zeros(2, 3, 2, 2)})
+    refused(bad, "planes", **fields)
+    refused(dict(sd1, **{"g1.weight": torch.zeros(arch["glimpse_hidden"], 7)}),
+            "fit no stride", **fields)
+    plain = {k: v for k, v in sd.items() if not k.startswith("conv.")}
+    refused(plain, "conv_stride given", **dict(fields, conv_stride=2))
+    with pytest.raises(lt.ConversionError, match="kernel and stride"):
+        lt.RAM(arch, conv={"channels": 2, "kernel": 5})
+    with pytest.raises(lt.ConversionError, match="unknown field"):
+        lt.RAM(arch, conv={"filters": 2})
+    # a module and a state dict whose layers differ (here only in the
+    # stride, the weights alike) do not mix
+    other = lt.RAM(arch, conv={"channels": 3, "kernel": 2, "stride": 4})
+    with pytest.raises(lt.ConversionError, match="architecture"):
+        other.load_state_dict(net.state_dict())
 
 
 def test_reinforce_reaches_the_core_only_when_asked():
@@ -461,8 +507,9 @@ def test_examples_run(tmp_path):
     assert re.search(r"round, libram's l_0 +40 / 40", r.stdout), r.stdout
 
 
-@pytest.mark.parametrize("arch", [dict(), dict(core="lstm", form="concat", bound="hardtanh")],
-                         ids=["rnn", "lstm-concat"])
+@pytest.mark.parametrize("arch", [dict(), dict(core="lstm", form="concat", bound="hardtanh"),
+                                  dict(conv_channels=3, conv_kernel=2, depth=2)],
+                         ids=["rnn", "lstm-concat", "conv"])
 def test_gradient_is_libram_s(arch):
     """The module's NLL gradient is the one libram's trainer computes (its
     gradient hook), with REINFORCE off and a std of 1e-4.  The locations are
@@ -491,13 +538,16 @@ def test_gradient_is_libram_s(arch):
     nll = torch.nn.functional.nll_loss(out.log_probs, torch.from_numpy(labels))
     assert abs(float(nll) - stats.nll) < 1e-4
     nll.backward()
-    shapes = modelfile.shapes(a)
-    parts = {}
+    shapes = modelfile.shapes(a, conv=net.conv_fields)
+    parts = {name: np.zeros(shape, np.float32) for name, shape in shapes.items()}
     for key, name in lt.RAM.KEYS.items():
         p = lt._param(net, key)
-        parts[name] = (np.zeros(shapes[name], np.float32) if p is None or p.grad is None
-                       else p.grad.numpy().reshape(shapes[name]))
-    ours = np.concatenate([parts[name].ravel() for name in modelfile.TENSORS])
+        if p is not None and p.grad is not None:
+            parts[name] = p.grad.numpy().reshape(shapes[name])
+    # libram's gradient is laid out as the file lists the tensors.
+    ours = np.concatenate([parts[name].ravel() for name in shapes])
+    if net.conv is not None:
+        assert np.abs(parts["conv_w"]).max() > 1e-4
     theirs = seen[0][:ours.size]
     assert np.abs(ours).max() > 1e-3
     assert np.abs(ours - theirs).max() <= 1e-3 * np.abs(theirs).max()
