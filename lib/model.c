@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -433,6 +434,12 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
     const bool two = m->p.core_layers == 2, lstm2 = two && m->p.upper_core == RAM_CORE_LSTM;
     const bool conv = m->p.conv_channels > 0;
     const size_t col = (size_t)m->conv_q * m->conv_q * m->conv_in;
+    /* The layer's product has Q^2 rows an image, counted in an int. */
+    if (conv && n * m->conv_q * m->conv_q > INT_MAX)
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "workspace for batch %d: %d x %d positions of the convolutional layer "
+                        "an image make too many rows for one product",
+                        max_n, m->conv_q, m->conv_q);
     const int G = m->p.glimpse_out, widest_in = m->hgl > G ? m->hgl : G;
     const size_t gather_in = (size_t)(widest_in > (int)H ? widest_in : (int)H),
                  gather_out = (size_t)(G > m->gates ? G : m->gates);

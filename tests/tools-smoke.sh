@@ -382,6 +382,14 @@ if "${train[@]}" --epochs 1 --zoom-min 0.5 --out "$tmp/zm2.ram" 2>"$tmp/zm.txt";
     fail "--zoom-min without --zoom-max accepted"
 fi
 grep -q "go together" "$tmp/zm.txt" || fail "half a zoom range: $(cat "$tmp/zm.txt")"
+# A convolutional layer: reported by ram-eval; its shape without the layer
+# refused.
+"${train[@]}" --epochs 1 --conv 2 --conv-kernel 2 --conv-stride 2 --out "$tmp/cv.ram" \
+    2>"$tmp/cv.txt" || fail "ram-train --conv: $(cat "$tmp/cv.txt")"
+"$bin/ram-eval" --model "$tmp/cv.ram" --data "$tmp/data" --json |
+    grep -q '"conv": {"channels": 2, "kernel": 2, "stride": 2}' || fail "ram-eval --json: no conv"
+expect 2 "${train[@]}" --epochs 1 --conv-kernel 2 --out "$tmp/cv2.ram"
+grep -q "give --conv too" "$tmp/rc.txt" || fail "--conv-kernel alone: $(cat "$tmp/rc.txt")"
 # A further leg from a two-object model: --init takes the object count from
 # the model (as the rest of its architecture), without --objects.
 "${init[@]}" --dataset pairs100 --init "$tmp/d.ram.ckpt" --lr 0 --out "$tmp/d3.ram" \

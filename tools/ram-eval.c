@@ -465,6 +465,9 @@ static void print_json(const options *o, const testset *s, int n, const result *
     if (mp->contrast) printf(", \"contrast\": true");
     if (mp->zoom_max > 0)
         printf(", \"zoom\": [%g, %g]", (double)mp->zoom_min, (double)mp->zoom_max);
+    if (mp->conv_channels)
+        printf(", \"conv\": {\"channels\": %d, \"kernel\": %d, \"stride\": %d}", mp->conv_channels,
+               mp->conv_kernel, mp->conv_stride);
     if (o->no_clutter) printf(", \"no_clutter\": true");
     if (stopping(o)) {
         float cost = 0;

@@ -413,6 +413,8 @@ RAM_API void ram_model_params_init_sized(ram_model_params *p, size_t size);
 /** Create a model with freshly initialised weights.  Errors: INVALID_ARGUMENT
  *  (a size < 1; channels > 4096; height, width, hidden sizes > 65536 and
  *  core_hidden > 16384; more than 1e9 values per image or 2^24 per glimpse;
+ *  a convolutional layer with more than 2^24 outputs or unrolled inputs per
+ *  glimpse, or a kernel or stride outside 1 to patch;
  *  glimpses > 64; classes < 2 or > 65536; loc_std not in [1e-4, 10]; loc_range_pixels
  *  above 1e6, -Inf or NaN; init_scale not in [0, 10]; an unknown enum value),
  *  OUT_OF_MEMORY. */

@@ -346,6 +346,10 @@ int train_parse(const tool_info *tool, int argc, char **argv, train_options *o) 
     if (o->train_images && opts_find(t, n, "--data")->seen)
         return opts_usage_error(tool, "--data or --train-images, not both");
     if (o->train_images) o->data = o->train_images; /* what messages name */
+    if (!o->mp.conv_channels &&
+        (opts_find(t, n, "--conv-kernel")->seen || opts_find(t, n, "--conv-stride")->seen))
+        return opts_usage_error(tool, "--conv-kernel and --conv-stride shape the layer --conv C "
+                                      "adds; give --conv too");
     if (reinforce_core) o->pp.detach_core = 0;
     o->mp.sensor = sensor == SENSOR_HARD ? RAM_SENSOR_HARD : RAM_SENSOR_SOFT;
     o->pp.soft_training = sensor == SENSOR_HYBRID ? RAM_SOFT_HYBRID : RAM_SOFT_BACKPROP;
