@@ -16,8 +16,11 @@ ram_status ram_cols_init(ram_cols *c, const struct ram_model *m) {
     if (!ram_sparse_kernels()) return RAM_OK;
     size_t total = 0;
     for (int id = 0; id < RAM_T_COUNT; id++) {
+        /* h_g reads the glimpse itself, or the convolutional layer's ReLU
+         * (70 % zeros on the trained cluttered60 model). */
         const bool relu_fed = id == RAM_T_G2_W || id == RAM_T_L2_W || id == RAM_T_CX_W ||
-                              (id == RAM_T_CH_W && m->p.core == RAM_CORE_RNN);
+                              (id == RAM_T_CH_W && m->p.core == RAM_CORE_RNN) ||
+                              (id == RAM_T_G1_W && m->p.conv_channels > 0);
         const size_t count = (size_t)m->t[id].rows * m->t[id].cols;
         c->off[id] = relu_fed && count ? total : RAM_NO_COLS;
         if (relu_fed) total += (count + 15) / 16 * 16; /* each from a 64-byte line (floats) */

@@ -413,9 +413,11 @@ END_TEST
  * takes both ways, in the same layer.  Each image's probabilities and
  * locations must then agree with the plain forward pass (sgemm
  * throughout) to within float rounding, whatever the other images in the
- * call and the state's thread count. */
+ * call and the state's thread count.  With a convolutional layer (loop 1)
+ * h_g is fed by its ReLU too: dark glimpses leave its outputs all zero. */
 START_TEST(batch_sparse_path) {
     enum { BN = 24, SIDE = 12, BK = 5 };
+    const int conv = _i ? 4 : 0;
     ram_model_params p;
     ram_model_params_init(&p);
     p.height = p.width = SIDE;
@@ -430,10 +432,12 @@ START_TEST(batch_sparse_path) {
     p.classes = BK;
     p.init_scale = 0.5f;
     p.seed = 3;
+    p.conv_channels = conv;
     ram_model *m;
     ck_assert_int_eq(ram_model_create(&p, &m), RAM_OK);
-    const enum ram_tensor_id biases[] = {RAM_T_G1_B, RAM_T_G2_B, RAM_T_L2_B, RAM_T_C_B};
-    for (size_t k = 0; k < sizeof biases / sizeof *biases; k++) {
+    const enum ram_tensor_id biases[] = {RAM_T_G1_B, RAM_T_G2_B, RAM_T_L2_B, RAM_T_C_B,
+                                         RAM_T_CONV_B};
+    for (size_t k = 0; k < sizeof biases / sizeof *biases - !conv; k++) {
         float *b = ram_param(m, m->w, biases[k]);
         for (int r = 0; r < m->t[biases[k]].rows * m->t[biases[k]].cols; r++)
             b[r] = k == 0 ? 0.0f : -0.2f; /* h_g: all zeros for a dark glimpse, half else */
@@ -449,19 +453,22 @@ START_TEST(batch_sparse_path) {
     ram_ws ws;
     ck_assert_int_eq(ram_ws_init(&ws, m, BN, false), RAM_OK);
     ram_model_forward(m, &ws, img, BN, RAM_LOC_MEAN, NULL, 0);
-    const int T = p.glimpses, HG = m->hgl;
+    const int T = p.glimpses;
+    /* G2's input, [h_g; h_l], or with the layer G1's, its outputs */
+    const int HG = conv ? m->g1_in : m->hgl;
+    const float *fed = conv ? ws.conv : ws.hgl;
     int sparse = 0, dense = 0;
     for (int i = 0; i < BN; i++) {
         int zeros = 0;
         for (int c = 0; c < HG; c++)
-            zeros += ws.hgl[(size_t)(T - 1) * BN * HG + (size_t)i * HG + c] == 0.0f;
+            zeros += fed[(size_t)(T - 1) * BN * HG + (size_t)i * HG + c] == 0.0f;
         if (zeros >= HG * 5 / 8)
             sparse++;
         else
             dense++;
     }
-    ck_assert_msg(sparse >= 4 && dense >= 4,
-                  "[h_g; h_l] of the last glimpse: %d images sparse, %d not", sparse, dense);
+    ck_assert_msg(sparse >= 4 && dense >= 4, "%s of the last glimpse: %d images sparse, %d not",
+                  conv ? "the convolutional layer's outputs" : "[h_g; h_l]", sparse, dense);
 
     /* One state of one thread and one of two (each thread half of the
      * batch), whole batches and others: the last 12 images, then 12 in
@@ -513,7 +520,7 @@ int main(void) {
     tcase_add_loop_test(tc, reinforce_through_core_gradient, 0, N_CONFIGS);
     tcase_add_loop_test(tc, reinforce_detached_gradient, 0, N_CONFIGS);
     tcase_add_test(tc, sample_mode_locations);
-    tcase_add_test(tc, batch_sparse_path);
+    tcase_add_loop_test(tc, batch_sparse_path, 0, 2);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
