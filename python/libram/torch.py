@@ -678,7 +678,8 @@ def from_torch(obj, layout="libram", **arch):
     RAM's keys; the architecture comes from the extra state, or, without
     it, from the shapes plus `arch` (ARCH fields such as height=, width=,
     patch=, depth=, scale=, glimpses=, bound=, loc_std=, loc_range_pixels=;
-    libram's defaults otherwise).  layout "kevinzakka": that project's keys
+    libram's defaults otherwise; conv_stride= where a conv.weight's stride
+    is not told by g1.weight's width).  layout "kevinzakka": that project's keys
     and conventions (libram.kevinzakka.model_file).  ConversionError for
     what libram cannot represent or what does not fit; libram.Error if
     libram itself refuses the result."""
