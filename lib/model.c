@@ -441,13 +441,12 @@ ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool tr
                         "an image make too many rows for one product",
                         max_n, m->conv_q, m->conv_q);
     const int G = m->p.glimpse_out, widest_in = m->hgl > G ? m->hgl : G;
-    /* The layers fed by a ReLU (lib/columns.c): with the convolutional
-     * layer, h_g's too. */
-    const int Hg = m->p.glimpse_hidden, conv_in = conv ? m->g1_in : 0, conv_out = conv ? Hg : 0;
     size_t gather_in = (size_t)(widest_in > (int)H ? widest_in : (int)H),
            gather_out = (size_t)(G > m->gates ? G : m->gates);
-    if ((size_t)conv_in > gather_in) gather_in = (size_t)conv_in;
-    if ((size_t)conv_out > gather_out) gather_out = (size_t)conv_out;
+    if (conv) { /* h_g reads the layer's ReLU: a column-copied layer too (lib/columns.c) */
+        if ((size_t)m->g1_in > gather_in) gather_in = (size_t)m->g1_in;
+        if ((size_t)m->p.glimpse_hidden > gather_out) gather_out = (size_t)m->p.glimpse_hidden;
+    }
     struct {
         float **p;
         size_t count;

@@ -27,7 +27,8 @@ import zlib
 import numpy as np
 
 __all__ = ["MAGIC", "TENSORS", "DRAM_TENSORS", "CONV_TENSORS", "ARCH_FIELDS", "DRAM_FIELDS",
-           "CONV_FIELDS", "ModelFile", "read", "parse", "shapes", "FileFormatError"]
+           "CONV_FIELDS", "ModelFile", "read", "parse", "shapes", "conv_fields", "conv_payload",
+           "FileFormatError"]
 
 MAGIC = b"\x89RAM\r\n\x1a\n"
 VERSION = 1
@@ -57,6 +58,20 @@ CONV_TENSORS = ("conv_w", "conv_b")
 #: The CONV chunk's u32 fields in order.
 CONV_FIELDS = ("channels", "kernel", "stride")
 _CONV = struct.Struct("<3I")
+
+
+def conv_fields(payload, name="model file"):
+    """A CONV chunk's payload as its fields by name (CONV_FIELDS);
+    FileFormatError if it is not the chunk's size."""
+    if len(payload) != _CONV.size:
+        raise FileFormatError("%s: CONV chunk of %d bytes, %d expected"
+                              % (name, len(payload), _CONV.size))
+    return dict(zip(CONV_FIELDS, _CONV.unpack(payload)))
+
+
+def conv_payload(fields):
+    """The CONV chunk's payload of fields by name (CONV_FIELDS)."""
+    return _CONV.pack(*(fields[k] for k in CONV_FIELDS))
 _NO_DRAM = {"core_layers": 1, "upper_core": 0, "context": 0, "objects": 1, "emit_every": 0}
 _CHUNK = struct.Struct("<4sIQ")
 
@@ -146,12 +161,7 @@ class ModelFile:
         """The CONV chunk's fields by name (CONV_FIELDS), or None for a
         model without a convolutional layer."""
         payload = self.chunk(b"CONV")
-        if payload is None:
-            return None
-        if len(payload) != _CONV.size:
-            raise FileFormatError("CONV chunk of %d bytes, %d expected"
-                                  % (len(payload), _CONV.size))
-        return dict(zip(CONV_FIELDS, _CONV.unpack(payload)))
+        return None if payload is None else conv_fields(payload)
 
     @property
     def sensor(self):
@@ -275,11 +285,7 @@ def parse(data, name="model file"):
         dram = dict(zip(DRAM_FIELDS, _DRAM.unpack(payload)))
     conv = None
     if b"CONV" in tags:
-        payload = chunks[tags.index(b"CONV")][2]
-        if len(payload) != _CONV.size:
-            raise FileFormatError("%s: CONV chunk of %d bytes, %d expected"
-                                  % (name, len(payload), _CONV.size))
-        conv = dict(zip(CONV_FIELDS, _CONV.unpack(payload)))
+        conv = conv_fields(chunks[tags.index(b"CONV")][2], name)
         if not (conv["kernel"] >= 1 and conv["stride"] >= 1 and conv["kernel"] <= arch["patch"]):
             raise FileFormatError("%s: CONV chunk with filters of %d at stride %d on a patch of %d"
                                   % (name, conv["kernel"], conv["stride"], arch["patch"]))

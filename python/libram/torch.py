@@ -153,7 +153,7 @@ class RAM(nn.Module):
         shapes = modelfile.shapes(a, conv=conv)
         chunks = [[b"ARCH", 0, None], [b"WGHT", 0, None]]
         if conv is not None:
-            chunks.append([b"CONV", 0, _conv_payload(conv)])
+            chunks.append([b"CONV", 0, modelfile.conv_payload(conv)])
         self._file = {"arch": a, "arch_tail": b"", "kind": 0, "chunks": chunks,
                       "weights_crc": None}
         self.retina = Retina(a["patch"], a["depth"], a["scale"])
@@ -389,21 +389,10 @@ def _set_chunk(chunks, tag, payload):
         chunks.append([tag, 0, bytes(payload)])
 
 
-_CONV = struct.Struct("<3I")
-
-
-def _conv_payload(conv):
-    return _CONV.pack(*(conv[k] for k in modelfile.CONV_FIELDS))
-
-
 def _conv_of(chunks):
     """The CONV chunk's fields by name among `chunks`, or None."""
     raw = _chunk(chunks, b"CONV")
-    if raw is None:
-        return None
-    if len(raw) != _CONV.size:
-        raise ConversionError("CONV chunk of %d bytes, %d expected" % (len(raw), _CONV.size))
-    return dict(zip(modelfile.CONV_FIELDS, _CONV.unpack(raw)))
+    return None if raw is None else modelfile.conv_fields(raw)
 
 
 def _conv_fields(conv, a):
@@ -621,7 +610,8 @@ def model_file(obj, layout="libram", **arch):
         conv = _infer_conv(sd, a, stride)
         chunks, tail, kind = None, b"", 0
         if conv is not None:
-            chunks = [[b"ARCH", 0, None], [b"WGHT", 0, None], [b"CONV", 0, _conv_payload(conv)]]
+            chunks = [[b"ARCH", 0, None], [b"WGHT", 0, None],
+                      [b"CONV", 0, modelfile.conv_payload(conv)]]
     want = modelfile.shapes(a, conv=conv)
     known = {k for k, name in RAM.KEYS.items() if name in want} | {"baseline.weight",
                                                                     "baseline.bias"}

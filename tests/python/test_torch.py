@@ -248,9 +248,7 @@ def test_conv_layer_from_torch():
     """A module built in PyTorch with the layer is a model libram runs the
     same; a state dict without extra state gives its stride by g1.weight's
     width, or by conv_stride= where several fit; bad layers are refused."""
-    arch = lt._infer_arch({k: v for k, v in lt.to_torch(random_model(2)).state_dict().items()
-                           if k != "_extra_state"}, dict(height=14, width=18, patch=4,
-                                                        glimpses=4, init_scale=0.4))
+    arch = lt.to_torch(random_model(2)).arch
     torch.manual_seed(5)
     net = lt.RAM(arch, conv={"channels": 3, "kernel": 2, "stride": 3})
     assert net.conv_fields == {"channels": 3, "kernel": 2, "stride": 3}
