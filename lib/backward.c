@@ -42,19 +42,19 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
         }
         ram_relu_backward(gm, ws->dgm, n, 2 * G, 2 * G);
         ram_linear_backward(ws->dgm, 2 * G, hgl, HG, n, Hg, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
-                            GW(RAM_T_G2_B), ws->dhgl, HG, false, ws->bf16);
+                            GW(RAM_T_G2_B), ws->dhgl, HG, false, ws->gemm);
         ram_linear_backward(ws->dgm + G, 2 * G, hgl + Hg, HG, n, Hl, G, W(RAM_T_L2_W),
-                            GW(RAM_T_L2_W), GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false, ws->bf16);
+                            GW(RAM_T_L2_W), GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false, ws->gemm);
     } else if (p->form == RAM_GLIMPSE_CONCAT) {
         ram_relu_backward(g, ws->dg, n, G, G);
         ram_linear_backward(ws->dg, G, hgl, HG, n, HG, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
-                            GW(RAM_T_G2_B), ws->dhgl, HG, false, ws->bf16);
+                            GW(RAM_T_G2_B), ws->dhgl, HG, false, ws->gemm);
     } else {
         ram_relu_backward(g, ws->dg, n, G, G);
         ram_linear_backward(ws->dg, G, hgl, HG, n, Hg, G, W(RAM_T_G2_W), GW(RAM_T_G2_W),
-                            GW(RAM_T_G2_B), ws->dhgl, HG, false, ws->bf16);
+                            GW(RAM_T_G2_B), ws->dhgl, HG, false, ws->gemm);
         ram_linear_backward(ws->dg, G, hgl + Hg, HG, n, Hl, G, W(RAM_T_L2_W), GW(RAM_T_L2_W),
-                            GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false, ws->bf16);
+                            GW(RAM_T_L2_B), ws->dhgl + Hg, HG, false, ws->gemm);
     }
     ram_relu_backward(hgl, ws->dhgl, n, HG, HG);
     const bool soft = images != NULL;
@@ -64,15 +64,15 @@ static void glimpse_backward(const struct ram_model *m, ram_ws *ws, int n, int t
         const int D1 = m->g1_in;
         const float *conv = ws->conv + (size_t)t * n * D1;
         ram_linear_backward(ws->dhgl, HG, conv, D1, n, D1, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
-                            GW(RAM_T_G1_B), ws->dconv, D1, false, ws->bf16);
+                            GW(RAM_T_G1_B), ws->dconv, D1, false, ws->gemm);
         ram_conv_backward(m, rho, n, conv, ws->dconv, ws->col, ws->grad, soft ? ws->dcol : NULL,
                           soft ? ws->drho : NULL);
     } else {
         ram_linear_backward(ws->dhgl, HG, rho, D, n, D, Hg, W(RAM_T_G1_W), GW(RAM_T_G1_W),
-                            GW(RAM_T_G1_B), soft ? ws->drho : NULL, D, false, ws->bf16);
+                            GW(RAM_T_G1_B), soft ? ws->drho : NULL, D, false, ws->gemm);
     }
     ram_linear_backward(ws->dhgl + Hg, HG, l, L, n, L, Hl, W(RAM_T_L1_W), GW(RAM_T_L1_W),
-                        GW(RAM_T_L1_B), soft ? ws->dloc : NULL, L, false, ws->bf16);
+                        GW(RAM_T_L1_B), soft ? ws->dloc : NULL, L, false, ws->gemm);
     if (!soft) return;
     /* The sensor saw l scaled to the retina's frame (range_x, range_y), and
      * with zoom its squares times exp(zoom_lo + (z + 1) zoom_half): d log
@@ -113,7 +113,7 @@ static void location_backward(const struct ram_model *m, ram_ws *ws, int n, int 
     for (int i = 0; i < L * n; i++)
         ws->dmu[i] = dmut[i] * bound_grad(m->p.bound, mupre[i], mu[i]);
     ram_linear_backward(ws->dmu, L, ht, H, n, H, L, W(RAM_T_LOC_W), GW(RAM_T_LOC_W),
-                        GW(RAM_T_LOC_B), into_core ? dh : NULL, H, true, ws->bf16);
+                        GW(RAM_T_LOC_B), into_core ? dh : NULL, H, true, ws->gemm);
 }
 
 /* The upper core layer at step t, r2_{t+1} = cell(r1_{t+1}, r2_t), given
@@ -136,10 +136,10 @@ static void upper_backward(const struct ram_model *m, ram_ws *ws, int n, int t, 
         dpre = du;
     }
     ram_linear_backward(dpre, NG, r1, H, n, H, NG, W(RAM_T_UX_W), GW(RAM_T_UX_W), GW(RAM_T_U_B), dh,
-                        H, true, ws->bf16);
+                        H, true, ws->gemm);
     if (t > 0 || p->context)
         ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_UH_W), GW(RAM_T_UH_W), NULL, du2, H,
-                            false, ws->bf16);
+                            false, ws->gemm);
 }
 
 /* The context network, given dtop = dLoss/d(top state at t = 0): its
@@ -148,7 +148,7 @@ static void context_backward(const struct ram_model *m, ram_ws *ws, int n, float
     const int H = m->p.core_hidden, D = m->ctx_in;
     ram_relu_backward(ram_top_state(m, ws), dtop, n, H, H);
     ram_linear_backward(dtop, H, ws->ctx_in, D, n, D, H, W(RAM_T_CTX_W), GW(RAM_T_CTX_W),
-                        GW(RAM_T_CTX_B), NULL, D, false, ws->bf16);
+                        GW(RAM_T_CTX_B), NULL, D, false, ws->gemm);
 }
 
 /* Both backward passes: images NULL for the hard sensor's. */
@@ -168,7 +168,7 @@ static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const fl
     const int S = p->objects, E = p->emit_every;
     ram_linear_backward(ws->dlogits + (size_t)(S - 1) * n * K, K, ws->h + (size_t)T * n * H, H, n,
                         H, K, W(RAM_T_CLS_W), GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh, H, false,
-                        ws->bf16);
+                        ws->gemm);
     if (lstm) memset(dc, 0, sizeof(float) * n * H);
     if (two) memset(du, 0, sizeof(float) * n * H); /* nothing reads r2_T */
     if (two && p->upper_core == RAM_CORE_LSTM) memset(dcu, 0, sizeof(float) * n * H);
@@ -195,14 +195,14 @@ static void backward_pass(const struct ram_model *m, ram_ws *ws, int n, const fl
             dpre = dh;
         }
         ram_linear_backward(dpre, NG, ws->g + (size_t)t * n * G, G, n, G, NG, W(RAM_T_CX_W),
-                            GW(RAM_T_CX_W), GW(RAM_T_C_B), ws->dg, G, false, ws->bf16);
+                            GW(RAM_T_CX_W), GW(RAM_T_C_B), ws->dg, G, false, ws->gemm);
         if (t > 0 || (top0 && !two))
             ram_linear_backward(dpre, NG, ht, H, n, H, NG, W(RAM_T_CH_W), GW(RAM_T_CH_W), NULL, dh2,
-                                H, false, ws->bf16);
+                                H, false, ws->gemm);
         if (t > 0 && t % E == 0) /* label t / E - 1 came from h_t: t > 0 wrote dh2 above */
             ram_linear_backward(ws->dlogits + (size_t)(t / E - 1) * n * K, K, ht, H, n, H, K,
                                 W(RAM_T_CLS_W), GW(RAM_T_CLS_W), GW(RAM_T_CLS_B), dh2, H, true,
-                                ws->bf16);
+                                ws->gemm);
         glimpse_backward(m, ws, n, t, images);
         /* The location network reads the top layer: dLoss/d(its state at t). */
         float *dtop = two ? du2 : dh2;

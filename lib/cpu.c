@@ -57,7 +57,7 @@ bool ram_cpu_x86_avx512(void) {
 }
 
 /* AVX512_BF16 (CPUID leaf 7, subleaf 1, EAX bit 5), for the training
- * products of products_bf16.c; asked once (the same benign race). */
+ * products of gemm.c; asked once (the same benign race). */
 bool ram_cpu_x86_avx512_bf16(void) {
     static _Atomic int known; /* 0: not asked yet; 1: no; 2: yes */
     int k = atomic_load_explicit(&known, memory_order_relaxed);

@@ -45,7 +45,7 @@ static void linear_rows_dense(const fwd_job *j, const float *X, int ldx, int n, 
     if (j->w16.w && n <= RAM_GEMV_MAX_ROWS)
         ram_linear_forward_w16(X, ldx, n, in, j->w16.w + off, j->w16.form, b, r1 - r0, Y, ldy, acc);
     else
-        ram_linear_forward(X, ldx, n, in, j->w + off, b, r1 - r0, Y, ldy, acc, j->ws->bf16);
+        ram_linear_forward(X, ldx, n, in, j->w + off, b, r1 - r0, Y, ldy, acc, j->ws->gemm);
 }
 
 /* Rows [r0, r1) of linear layer `id` (its weight tensor; bias `bid`, or

@@ -62,7 +62,7 @@ RAM_HIDDEN bool ram_cpu_x86_kernels(void);
 /* Those and AVX-512 F, BW and VL, enabled by the system: the kernels of
  * kernels_avx512.c may run. */
 RAM_HIDDEN bool ram_cpu_x86_avx512(void);
-/* Those and AVX512_BF16: the training products of products_bf16.c may run. */
+/* Those and AVX512_BF16: the bfloat16 training products of gemm.c may run. */
 RAM_HIDDEN bool ram_cpu_x86_avx512_bf16(void);
 /* An x86-64 processor's vector units, for the BLAS check (blas.c): 2 with
  * AVX-512F besides AVX2 and FMA, 1 with AVX2 and FMA, 0 without them and on
@@ -226,40 +226,43 @@ RAM_HIDDEN void ram_glimpse_soft_backward(const struct ram_glimpse *g, ram_image
 #define RAM_GEMV_MAX_ROWS 8
 #endif
 
-/* bfloat16 products for training (products_bf16.c): a worker's packing
- * buffers and its weights' packings for the current slice.  NULL wherever
- * the products stay float. */
-typedef struct ram_bf16 ram_bf16;
+/* libram's own training products (gemm.c): a worker's packing buffers and
+ * its weights' packings for the current slice, in float or bfloat16.
+ * NULL wherever every product goes to sgemm. */
+typedef struct ram_gemm ram_gemm;
 struct ram_tensor_info;
-/* The CPU has AVX512_BF16 (and AVX-512 F/BW/VL, saved by the system). */
+/* The CPU has AVX512_BF16 (and AVX-512 F/BW/VL, saved by the system), and
+ * the kernel set is avx512. */
 RAM_HIDDEN bool ram_bf16_supported(void);
+/* The kernel set is avx512: the float products may run. */
+RAM_HIDDEN bool ram_gemm_float_supported(void);
 /* Buffers for products of up to max_n rows of the layers whose weights
  * are t[0 .. count) (rows = outputs, cols = inputs; cols 1: a bias,
- * skipped).  Errors: INVALID_ARGUMENT (the CPU has no AVX512_BF16),
- * OUT_OF_MEMORY. */
-RAM_HIDDEN ram_status ram_bf16_create(const struct ram_tensor_info *t, int count, int max_n,
-                                      ram_bf16 **out);
-RAM_HIDDEN void ram_bf16_free(ram_bf16 *s);
+ * skipped), in bfloat16 when bf16, else float.  Errors: INVALID_ARGUMENT
+ * (the CPU or the kernel set cannot run that format), OUT_OF_MEMORY. */
+RAM_HIDDEN ram_status ram_gemm_create(const struct ram_tensor_info *t, int count, int max_n,
+                                      bool bf16, ram_gemm **out);
+RAM_HIDDEN void ram_gemm_free(ram_gemm *s);
 /* A new slice: forget the weights' packings (the weights changed); `on`
- * false keeps the slice's products float (evaluation).  NULL: nothing. */
-RAM_HIDDEN void ram_bf16_begin(ram_bf16 *s, bool on);
+ * false leaves the slice's products to sgemm (evaluation).  NULL: nothing. */
+RAM_HIDDEN void ram_gemm_begin(ram_gemm *s, bool on);
 /* The three products of ram_linear_forward() and ram_linear_backward() in
- * bfloat16 with float sums; false, touching nothing, when s is NULL or off
- * or the product is not one for the kernel (a side under 16): then the
- * caller runs sgemm. */
-RAM_HIDDEN bool ram_bf16_forward(ram_bf16 *s, const float *X, int ldx, int n, int in,
+ * the format; false, touching nothing, when s is NULL or off or the
+ * product is not one for the kernel (a side under 16): then
+ * the caller runs sgemm. */
+RAM_HIDDEN bool ram_gemm_forward(ram_gemm *s, const float *X, int ldx, int n, int in,
                                  const float *W, int out, float *Y, int ldy, bool acc);
-RAM_HIDDEN bool ram_bf16_backward_dx(ram_bf16 *s, const float *dY, int ldy, int n, int in, int out,
+RAM_HIDDEN bool ram_gemm_backward_dx(ram_gemm *s, const float *dY, int ldy, int n, int in, int out,
                                      const float *W, float *dX, int lddx, bool acc);
-RAM_HIDDEN bool ram_bf16_backward_dw(ram_bf16 *s, const float *dY, int ldy, const float *X, int ldx,
+RAM_HIDDEN bool ram_gemm_backward_dw(ram_gemm *s, const float *dY, int ldy, const float *X, int ldx,
                                      int n, int in, int out, float *dW);
 
 /* Y[n x out] (ld ldy) = X[n x in] (ld ldx) W^T + b, or += when accumulate. b may be NULL.
- * Above RAM_GEMV_MAX_ROWS rows, the product in bfloat16 when bf16 (not
+ * Above RAM_GEMV_MAX_ROWS rows, the product through gemm when it (not
  * NULL, on) takes it, else sgemm. */
 RAM_HIDDEN void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W,
                                    const float *b, int out, float *Y, int ldy, bool accumulate,
-                                   ram_bf16 *bf16);
+                                   ram_gemm *gemm);
 /* The forms the kernels read weights in: floats, or the 16-bit numbers of
  * a state's reduced-precision copy (ram_state_set_precision()): IEEE 754
  * binary16, or bfloat16 (a float's upper 16 bits: a float's range, 8 bits
@@ -331,7 +334,7 @@ static inline float ram_bf16_to_float(uint16_t h) {
  * The products in bfloat16 when bf16 takes them (as ram_linear_forward()). */
 RAM_HIDDEN void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int n,
                                     int in, int out, const float *W, float *dW, float *db,
-                                    float *dX, int lddx, bool accumulate_dx, ram_bf16 *bf16);
+                                    float *dX, int lddx, bool accumulate_dx, ram_gemm *gemm);
 RAM_HIDDEN void ram_relu_forward(float *Y, int n, int cols, int ld);
 /* dY *= (Y > 0), Y the ReLU output. */
 RAM_HIDDEN void ram_relu_backward(const float *Y, float *dY, int n, int cols, int ld);
@@ -605,9 +608,9 @@ typedef struct ram_ws {
     float *halt_probs;
     int *halt_rows;
     float *grad; /* n_params */
-    /* A trainer's bfloat16 products (ram_trainer_params.products), owned
-     * by the trainer; NULL: float products. */
-    ram_bf16 *bf16;
+    /* A trainer's own products (gemm.c, in ram_trainer_params.products'
+     * format), owned by the trainer; NULL: sgemm. */
+    ram_gemm *gemm;
 } ram_ws;
 
 /* The core layer the location network and the baseline read (T+1 x n x

@@ -8,7 +8,7 @@
 #include <string.h>
 
 void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W, const float *b,
-                        int out, float *Y, int ldy, bool accumulate, ram_bf16 *bf16) {
+                        int out, float *Y, int ldy, bool accumulate, ram_gemm *gemm) {
     if (n <= RAM_GEMV_MAX_ROWS) {
         for (int i = 0; i < n; i++)
             ram_dot_rows(W, in, X + (size_t)i * ldx, out, b, Y + (size_t)i * ldy, accumulate);
@@ -29,17 +29,17 @@ void ram_linear_forward(const float *X, int ldx, int n, int in, const float *W, 
     } else if (accumulate) {
         beta = 1.0f;
     }
-    if (ram_bf16_forward(bf16, X, ldx, n, in, W, out, Y, ldy, beta != 0.0f)) return;
+    if (ram_gemm_forward(gemm, X, ldx, n, in, W, out, Y, ldy, beta != 0.0f)) return;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, X, ldx, W, in, beta, Y,
                 ldy);
 }
 
 void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int n, int in, int out,
                          const float *W, float *dW, float *db, float *dX, int lddx,
-                         bool accumulate_dx, ram_bf16 *bf16) {
+                         bool accumulate_dx, ram_gemm *gemm) {
     ram_blas_prepare_thread();
     /* dW (out x in) += dY^T (out x n) X (n x in) */
-    if (!ram_bf16_backward_dw(bf16, dY, ldy, X, ldx, n, in, out, dW))
+    if (!ram_gemm_backward_dw(gemm, dY, ldy, X, ldx, n, in, out, dW))
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, dY, ldy, X, ldx,
                     1.0f, dW, in);
     if (db)
@@ -48,7 +48,7 @@ void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int 
             for (int j = 0; j < out; j++)
                 db[j] += d[j];
         }
-    if (dX && !ram_bf16_backward_dx(bf16, dY, ldy, n, in, out, W, dX, lddx, accumulate_dx))
+    if (dX && !ram_gemm_backward_dx(gemm, dY, ldy, n, in, out, W, dX, lddx, accumulate_dx))
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dY, ldy, W, in,
                     accumulate_dx ? 1.0f : 0.0f, dX, lddx);
 }

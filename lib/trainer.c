@@ -203,7 +203,7 @@ static void run_slice(ram_trainer *t, worker *wk) {
     const int *labels = t->labels + (size_t)wk->i0 * S;
     ram_ws *ws = &wk->ws;
     /* The weights changed since the last slice; evaluation stays float. */
-    ram_bf16_begin(ws->bf16, t->training);
+    ram_gemm_begin(ws->gemm, t->training);
 
     if (!t->training) {
         ram_model_forward_with(m, m->w, (ram_w16){0}, &t->cols, ws, images, n, RAM_LOC_MEAN, NULL,
@@ -319,8 +319,8 @@ static void run_all(ram_trainer *t, int n) {
 /* ---- create / free ---- */
 
 static void release_worker(worker *wk) {
-    ram_bf16_free(wk->ws.bf16);
-    wk->ws.bf16 = NULL;
+    ram_gemm_free(wk->ws.gemm);
+    wk->ws.gemm = NULL;
     ram_ws_release(&wk->ws);
     float *bufs[] = {wk->gbw, wk->b, wk->R, wk->dmu};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
@@ -378,8 +378,12 @@ static ram_status make_workers(ram_trainer *t, size_t slice) {
         worker *wk = &t->w[k];
         ram_status s = ram_ws_init(&wk->ws, m, (int)slice, true);
         if (s) return s;
-        if (t->p.products == RAM_PRODUCTS_BF16 &&
-            (s = ram_bf16_create(m->t, RAM_T_COUNT, (int)slice, &wk->ws.bf16)))
+        /* bfloat16 when asked for; float through libram's own products
+         * wherever the avx512 kernel set runs (faster than sgemm at a
+         * worker's rows), else sgemm */
+        const bool bf16 = t->p.products == RAM_PRODUCTS_BF16;
+        if ((bf16 || ram_gemm_float_supported()) &&
+            (s = ram_gemm_create(m->t, RAM_T_COUNT, (int)slice, bf16, &wk->ws.gemm)))
             return s;
         wk->gbw = calloc(nbw ? nbw : 1, sizeof(float));
         wk->b = malloc(sizeof(float) * T * slice);

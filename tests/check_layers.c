@@ -310,31 +310,31 @@ START_TEST(test_linear_forward_reference) {
 }
 END_TEST
 
-/* ---- bfloat16 products ---- */
+/* ---- libram's own training products (gemm.c) ---- */
+
+static bool rounding; /* the format under test rounds its operands to bfloat16 */
 
 static double bf(float x) {
-    return ram_bf16_to_float(ram_float_to_bf16(x));
+    return rounding ? ram_bf16_to_float(ram_float_to_bf16(x)) : x;
 }
 
-/* |got - want| within float summation's error of the bf16-rounded
+/* |got - want| within float summation's error of the (bf16-rounded)
  * operands' exact product (sum of |a| |b| over the k terms). */
 static void check_bf16(float got, double want, double mag, const char *what, int i, int j) {
     ck_assert_msg(fabs(got - want) <= 1e-5 * (mag + 1), "%s[%d][%d]: %.7g, want %.7g", what, i, j,
                   got, want);
 }
 
-/* The three products of a linear layer through ram_bf16_*, on shapes with
+/* The three products of a linear layer through ram_gemm_*, on shapes with
  * every edge (rows not a multiple of 8, columns not of 16 or 32, an odd
  * summed dimension, strides wider than the rows), against a double
- * product of the operands rounded to bfloat16: the kernels must round
+ * product of the operands, for bfloat16 rounded: its kernels must round
  * each operand once, to nearest even, and sum in float.  The packings of
- * W are kept between calls (ram_bf16_begin() forgets them); a second
- * weight of the same shape must not be served the first one's. */
-START_TEST(test_bf16_products) {
-    if (!ram_bf16_supported()) {
-        printf("check_layers: bf16 products: this CPU has no AVX512_BF16, skipped\n");
-        return;
-    }
+ * W are kept between calls (ram_gemm_begin() forgets them); a second
+ * weight of the same shape must not be served the first one's.  Each
+ * format runs where the CPU and kernel set do. */
+static void own_products(bool bf16) {
+    rounding = bf16;
     static const int shapes[][3] = {{37, 45, 50}, {64, 256, 256}, {16, 16, 16}, {19, 33, 17}};
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
         const int n = shapes[sh][0], in = shapes[sh][1], out = shapes[sh][2];
@@ -352,15 +352,15 @@ START_TEST(test_bf16_products) {
         memcpy(dX0, dX, sizeof(float) * n * ldx);
         memcpy(dW0, dW, sizeof(float) * out * in);
         const ram_tensor_info t = {0, out, in};
-        ram_bf16 *s = NULL;
-        ck_assert_int_eq(ram_bf16_create(&t, 1, n, &s), RAM_OK);
-        ck_assert(!ram_bf16_forward(s, X, ldx, n, in, W, out, Y, ldy, false)); /* off */
-        ram_bf16_begin(s, true);
+        ram_gemm *s = NULL;
+        ck_assert_int_eq(ram_gemm_create(&t, 1, n, bf16, &s), RAM_OK);
+        ck_assert(!ram_gemm_forward(s, X, ldx, n, in, W, out, Y, ldy, false)); /* off */
+        ram_gemm_begin(s, true);
         for (int pass = 0; pass < 2; pass++) { /* the second from the kept packings */
             const bool acc = pass == 1;
             const float *w = W;
-            ck_assert(ram_bf16_forward(s, X, ldx, n, in, w, out, Y, ldy, acc));
-            ck_assert(ram_bf16_backward_dx(s, dY, ldy, n, in, out, w, dX, ldx, acc));
+            ck_assert(ram_gemm_forward(s, X, ldx, n, in, w, out, Y, ldy, acc));
+            ck_assert(ram_gemm_backward_dx(s, dY, ldy, n, in, out, w, dX, ldx, acc));
             for (int i = 0; i < n; i++)
                 for (int o = 0; o < ldy; o++) {
                     const size_t at = (size_t)i * ldy + o;
@@ -394,7 +394,7 @@ START_TEST(test_bf16_products) {
             memcpy(dX0, dX, sizeof(float) * n * ldx);
         }
         /* another weight of the same shape: its own packing */
-        ck_assert(ram_bf16_forward(s, X, ldx, n, in, W2, out, Y, ldy, false));
+        ck_assert(ram_gemm_forward(s, X, ldx, n, in, W2, out, Y, ldy, false));
         for (int o = 0; o < out; o++) {
             double want = 0, mag = 0;
             for (int k = 0; k < in; k++) {
@@ -403,7 +403,7 @@ START_TEST(test_bf16_products) {
             }
             check_bf16(Y[o], want, mag, "Y (W2)", 0, o);
         }
-        ck_assert(ram_bf16_backward_dw(s, dY, ldy, X, ldx, n, in, out, dW));
+        ck_assert(ram_gemm_backward_dw(s, dY, ldy, X, ldx, n, in, out, dW));
         for (int o = 0; o < out; o++)
             for (int k = 0; k < in; k++) {
                 double want = dW0[(size_t)o * in + k], mag = fabs(want);
@@ -414,12 +414,26 @@ START_TEST(test_bf16_products) {
                 check_bf16(dW[(size_t)o * in + k], want, mag, "dW", o, k);
             }
         /* too thin for the kernel: left to sgemm */
-        ck_assert(!ram_bf16_forward(s, X, ldx, n, in, W, 10, Y, ldy, false));
-        ck_assert(!ram_bf16_forward(s, X, ldx, 8, in, W, out, Y, ldy, false));
-        ram_bf16_free(s);
+        ck_assert(!ram_gemm_forward(s, X, ldx, n, in, W, 10, Y, ldy, false));
+        ck_assert(!ram_gemm_forward(s, X, ldx, 8, in, W, out, Y, ldy, false));
+        ram_gemm_free(s);
         free(X), free(W), free(W2), free(dY), free(Y), free(Y0), free(dX), free(dX0), free(dW),
             free(dW0);
     }
+}
+
+START_TEST(test_own_products) {
+    if (ram_gemm_float_supported())
+        own_products(false);
+    else
+        printf("check_layers: float products: the kernel set is %s, not avx512, skipped\n",
+               ram_kernels_name());
+    if (ram_bf16_supported())
+        own_products(true);
+    else
+        printf("check_layers: bf16 products: need AVX512_BF16 and the avx512 kernel set (here %s), "
+               "skipped\n",
+               ram_kernels_name());
 }
 END_TEST
 
@@ -623,7 +637,7 @@ static Suite *layers_suite(void) {
     TCase *tc = tcase_create("gradients");
     tcase_add_test(tc, test_linear_gradients);
     tcase_add_test(tc, test_linear_forward_reference);
-    tcase_add_test(tc, test_bf16_products);
+    tcase_add_test(tc, test_own_products);
     tcase_add_test(tc, test_linear_rows_independent);
     tcase_add_test(tc, test_linear_sparse);
     tcase_add_test(tc, test_transpose_and_count);

@@ -6,7 +6,7 @@
  * objects and files it was given unchanged.
  *
  * The library's objects are linked into this test with
- * -Wl,--wrap=malloc,calloc,realloc,free, so the allocations libram makes
+ * -Wl,--wrap=malloc,calloc,realloc,aligned_alloc,free, so the allocations libram makes
  * (not those inside libc, OpenBLAS or Check) pass through the wrappers below.
  * They only count and fail inside a "window" around the call under test: no
  * ck_assert inside one, since Check is linked statically and allocates too. */
@@ -25,6 +25,7 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t k, size_t n);
 void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t align, size_t n);
 void __real_free(void *p);
 
 static bool window;  /* count (and maybe fail) allocations */
@@ -53,6 +54,12 @@ void *__wrap_realloc(void *p, size_t n) {
     void *q = __real_realloc(p, n);
     if (window && q && !p) live++;
     return q;
+}
+void *__wrap_aligned_alloc(size_t align, size_t n) {
+    if (fail_now()) return NULL;
+    void *p = __real_aligned_alloc(align, n);
+    if (window && p) live++;
+    return p;
 }
 void __wrap_free(void *p) {
     if (window && p) live--;

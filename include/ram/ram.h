@@ -795,7 +795,10 @@ typedef enum ram_optimizer {
  *  forward, input-gradient and weight-gradient products).  The weights, the
  *  optimizer's state, the sums and everything else stay float either way. */
 typedef enum ram_products {
-    RAM_PRODUCTS_FLOAT = 0, /**< float products (cblas_sgemm) */
+    /** Float products: cblas_sgemm, or on the avx512 kernel set libram's
+     *  own kernels for products with every side at least 16 (faster at a
+     *  worker's rows; the same sums to float rounding). */
+    RAM_PRODUCTS_FLOAT = 0,
     /** Products with both operands rounded to bfloat16 (8 bits of
      *  significand) and float sums, on CPUs with AVX512_BF16 (from AMD Zen 4
      *  and Intel Cooper Lake); ram_trainer_create() fails with

@@ -1,20 +1,31 @@
-/* bfloat16 products for training (ram_trainer_params.products =
- * RAM_PRODUCTS_BF16): the three products of a linear layer, Y = X W^T,
- * dX = dY W and dW += dY^T X, with their operands rounded to bfloat16 and
- * float sums, on CPUs with AVX512_BF16.  One VDPBF16PS does 32
- * multiply-adds of bfloat16 pairs into 16 float sums, twice a 512-bit FMA's
- * work; the master weights, the sums and everything outside the products
- * stay float.
+/* libram's own products for training: the products of a linear layer,
+ * Y = X W^T, dX = dY W and dW += dY^T X, on the shapes a trainer's worker
+ * sees (tens to a few hundred rows of 256-wide layers), where OpenBLAS's
+ * sgemm, built for large matrices, reaches 70-90 % of what the FMA units
+ * can do.  Two formats, both for the avx512 kernel set:
  *
- * Both operands are packed into pairs along the summed dimension k, the
- * form VDPBF16PS reads: A (the rows of the result) as rows of pairs, B (its
- * columns) in blocks of 16 columns, each block the 16 columns' pairs side
- * by side for every k pair.  A weight's two packings (for Y and for dX) are
- * made once per training slice and kept (the weights do not change between
- * the slice's forward and backward passes, and a core's weights serve all T
- * steps); the activations' are made per product.  A product that does not
- * fit (a side under 16, more than the scratch holds) goes to sgemm: the
- * caller sees `false` and calls it. */
+ * - float (the default there): Y and dX in float, each row's sums in the
+ *   order sgemm's own AVX-512 kernel keeps (k ascending, one chain), so a
+ *   product agrees with sgemm to its rounding; dW stays with sgemm, which
+ *   is as fast at those shapes ("Why training has its own products" in
+ *   docs/design-notes.md has the measurements);
+ * - bfloat16 (ram_trainer_params.products = RAM_PRODUCTS_BF16, CPUs with
+ *   AVX512_BF16): all three with their operands rounded to bfloat16 and
+ *   float sums.  One VDPBF16PS does 32 multiply-adds of bfloat16 pairs
+ *   into 16 float sums, twice a 512-bit FMA's work; the master weights,
+ *   the sums and everything outside the products stay float.
+ *
+ * B (the result's columns) is packed in blocks of 16 columns, each block
+ * the 16 columns' values side by side for every k (for bfloat16, every
+ * pair of k's: the form VDPBF16PS reads); bfloat16's A (the result's
+ * rows) is packed into rows of pairs, float's is read where it lies.  A
+ * weight's two packings (for Y and for dX) are made once per training
+ * slice and kept (the weights do not change between the slice's forward
+ * and backward passes, and a core's weights serve all T steps); the
+ * activations' are made per product.  A product that does not fit (a side
+ * under 16, more than the scratch holds) goes to sgemm: the caller sees
+ * `false` and calls it.  Buffers hold 32-bit words: a pair of bfloat16 or
+ * a float. */
 #include "internal.h"
 
 #include <stdint.h>
@@ -31,15 +42,16 @@
 typedef struct packed_weight {
     const float *w;
     int rows, cols, kind;
-    size_t off; /* into cache, in pairs */
+    size_t off; /* into cache, in words */
 } packed_weight;
 
 enum { MAX_PACKED = 2 * RAM_T_COUNT }; /* a model's weights, two packings each */
 
-struct ram_bf16 {
-    bool on;             /* the current slice trains (evaluation stays float) */
-    uint32_t *a, *b;     /* per-product packings (pairs of bfloat16) */
-    size_t a_cap, b_cap; /* in pairs */
+struct ram_gemm {
+    bool bf16;           /* the format: pairs of bfloat16, else floats */
+    bool on;             /* the current slice trains (evaluation stays with sgemm) */
+    uint32_t *a, *b;     /* per-product packings */
+    size_t a_cap, b_cap; /* in words */
     uint32_t *cache;     /* the weights' packings */
     size_t cache_cap, cache_used;
     packed_weight packed[MAX_PACKED];
@@ -50,9 +62,14 @@ static size_t pairs_of(int k) {
     return ((size_t)k + 1) / 2;
 }
 
-/* Pairs a B operand of n columns and k summed entries takes: whole blocks. */
-static size_t b_size(int n, int k) {
-    return ((size_t)n + 15) / 16 * 16 * pairs_of(k);
+/* Words along a summed dimension of k entries. */
+static size_t words_of(bool bf16, int k) {
+    return bf16 ? pairs_of(k) : (size_t)k;
+}
+
+/* Words a B operand of n columns and k summed entries takes: whole blocks. */
+static size_t b_size(bool bf16, int n, int k) {
+    return ((size_t)n + 15) / 16 * 16 * words_of(bf16, k);
 }
 
 /* Only products with every side at least 16 go to the kernel: the
@@ -70,6 +87,10 @@ static bool worth_it(int n, int in, int out) {
  * CPU that has them). */
 bool ram_bf16_supported(void) {
     return ram_cpu_x86_avx512_bf16() && !strcmp(ram_kernels_name(), "avx512");
+}
+
+bool ram_gemm_float_supported(void) {
+    return ram_cpu_x86_avx512() && !strcmp(ram_kernels_name(), "avx512");
 }
 
 static inline __mmask16 mask_of(int count) {
@@ -230,58 +251,206 @@ BF16_TARGET static void product(const uint32_t *A, const uint32_t *B, int m, int
     }
 }
 
-/* W's packing of `kind` for this slice: found, or made into the cache (or,
- * when the cache is full, into the per-product buffer). */
-static const uint32_t *packed(ram_bf16 *s, const float *W, int rows, int cols, int kind) {
+#define F32_TARGET __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl")))
+
+/* dst's 16 rows (stride 16) = the transpose of r's 16 rows of 16: pairs,
+ * then quads within 128-bit lanes, then the lanes. */
+F32_TARGET static void transpose16(__m512 r[16], float *dst) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 16; i += 8)
+        for (int q = 0; q < 4; q++) {
+            t[i + q] = _mm512_shuffle_f32x4(u[i + q], u[i + 4 + q], 0x88);
+            t[i + 4 + q] = _mm512_shuffle_f32x4(u[i + q], u[i + 4 + q], 0xDD);
+        }
+    for (int q = 0; q < 8; q++) {
+        _mm512_store_ps(dst + q * 16, _mm512_shuffle_f32x4(t[q], t[8 + q], 0x88));
+        _mm512_store_ps(dst + (8 + q) * 16, _mm512_shuffle_f32x4(t[q], t[8 + q], 0xDD));
+    }
+}
+
+/* B from W (n rows of k floats, stride ld), for Y = X W^T: block j's row p
+ * holds W[16 j + c][p] for its 16 columns c (zeros past n), transposed 16
+ * by 16 in registers (written one float at a time, the packing took as
+ * long as a 32-row product). */
+F32_TARGET static void pack_nk_f32(const float *W, int ld, int n, int k, float *B) {
+    for (int j = 0; j < (n + 15) / 16; j++) {
+        float *dst = B + (size_t)j * k * 16;
+        const int rows = n - 16 * j < 16 ? n - 16 * j : 16;
+        const float *w = W + (size_t)16 * j * ld;
+        int p = 0;
+        for (; p + 16 <= k; p += 16) {
+            __m512 r[16];
+            for (int c = 0; c < 16; c++)
+                r[c] = c < rows ? _mm512_loadu_ps(w + (size_t)c * ld + p) : _mm512_setzero_ps();
+            transpose16(r, dst + (size_t)p * 16);
+        }
+        for (; p < k; p++) /* the last k's */
+            for (int c = 0; c < 16; c++)
+                dst[(size_t)p * 16 + c] = c < rows ? w[(size_t)c * ld + p] : 0.0f;
+    }
+}
+
+/* B from S (k rows of n floats, stride ld): block j's row p holds
+ * S[p][16 j + c] (zeros past n). */
+F32_TARGET static void pack_kn_f32(const float *S, int ld, int k, int n, float *B) {
+    for (int j = 0; j < (n + 15) / 16; j++) {
+        const __mmask16 mk = mask_of(n - 16 * j);
+        float *dst = B + (size_t)j * k * 16;
+        for (int p = 0; p < k; p++)
+            _mm512_store_ps(dst + (size_t)p * 16,
+                            _mm512_maskz_loadu_ps(mk, S + (size_t)p * ld + 16 * j));
+    }
+}
+
+/* C (m x n, stride ldc) = A B, plus C when acc.  A's entry (i, p) at
+ * A[i ra + p ka]; B's row p of its 16-column block j at B + j bj + p bp
+ * (packed: bj = 16 k, bp = 16; or a row-major matrix read where it lies:
+ * bj = 16, bp its stride).  Tiles of 8 rows x 32 columns: sixteen
+ * accumulators, two B loads and eight broadcast A values for sixteen FMAs
+ * per k, each entry's sum one chain over k in order.  As in product(), an
+ * odd last block computes a second block it does not store; B's loads are
+ * masked to the columns there are. */
+F32_TARGET static void product_f32(const float *A, size_t ra, size_t ka, const float *B, size_t bj,
+                                   size_t bp, int m, int n, int k, float *C, int ldc, bool acc) {
+    const int blocks = (n + 15) / 16;
+    for (int j = 0; j < blocks; j += 2) {
+        const bool two = j + 1 < blocks;
+        const __mmask16 m0 = mask_of(n - 16 * j), m1 = two ? mask_of(n - 16 * (j + 1)) : 0;
+        const float *b0 = B + (size_t)j * bj;
+        const float *b1 = two ? b0 + bj : b0;
+        float *cj = C + 16 * j;
+        int r = 0;
+        for (; r + 8 <= m; r += 8) {
+            __m512 c[8][2];
+            for (int i = 0; i < 8; i++)
+                c[i][0] = c[i][1] = _mm512_setzero_ps();
+            const float *a = A + (size_t)r * ra;
+            for (int p = 0; p < k; p++) {
+                const __m512 w0 = _mm512_maskz_loadu_ps(m0, b0 + (size_t)p * bp);
+                const __m512 w1 = _mm512_maskz_loadu_ps(m1, b1 + (size_t)p * bp);
+                const float *ap = a + (size_t)p * ka;
+#define ROW(i)                                                                                     \
+    do {                                                                                           \
+        const __m512 x = _mm512_set1_ps(ap[(size_t)(i)*ra]);                                       \
+        c[i][0] = _mm512_fmadd_ps(x, w0, c[i][0]);                                                 \
+        c[i][1] = _mm512_fmadd_ps(x, w1, c[i][1]);                                                 \
+    } while (0)
+                ROW(0);
+                ROW(1);
+                ROW(2);
+                ROW(3);
+                ROW(4);
+                ROW(5);
+                ROW(6);
+                ROW(7);
+#undef ROW
+            }
+            for (int i = 0; i < 8; i++) {
+                float *y = cj + (size_t)(r + i) * ldc;
+                if (acc) {
+                    c[i][0] = _mm512_add_ps(c[i][0], _mm512_maskz_loadu_ps(m0, y));
+                    c[i][1] = _mm512_add_ps(c[i][1], _mm512_maskz_loadu_ps(m1, y + 16));
+                }
+                _mm512_mask_storeu_ps(y, m0, c[i][0]);
+                _mm512_mask_storeu_ps(y + 16, m1, c[i][1]);
+            }
+        }
+        for (; r < m; r++) { /* the last rows, one at a time */
+            __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps();
+            const float *a = A + (size_t)r * ra;
+            for (int p = 0; p < k; p++) {
+                const __m512 x = _mm512_set1_ps(a[(size_t)p * ka]);
+                c0 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m0, b0 + (size_t)p * bp), c0);
+                c1 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m1, b1 + (size_t)p * bp), c1);
+            }
+            float *y = cj + (size_t)r * ldc;
+            if (acc) {
+                c0 = _mm512_add_ps(c0, _mm512_maskz_loadu_ps(m0, y));
+                c1 = _mm512_add_ps(c1, _mm512_maskz_loadu_ps(m1, y + 16));
+            }
+            _mm512_mask_storeu_ps(y, m0, c0);
+            _mm512_mask_storeu_ps(y + 16, m1, c1);
+        }
+    }
+}
+
+/* W's packing of `kind`, in the format, for this slice: found, or made
+ * into the cache (or, when the cache is full, into the per-product
+ * buffer). */
+static const uint32_t *packed(ram_gemm *s, const float *W, int rows, int cols, int kind) {
     for (int i = 0; i < s->n_packed; i++) {
         const packed_weight *e = &s->packed[i];
         if (e->w == W && e->rows == rows && e->cols == cols && e->kind == kind)
             return s->cache + e->off;
     }
     /* kind 0: B = W^T (n = rows, k = cols); kind 1: B = W (k = rows, n = cols) */
-    const size_t need = kind == 0 ? b_size(rows, cols) : b_size(cols, rows);
+    const size_t need = kind == 0 ? b_size(s->bf16, rows, cols) : b_size(s->bf16, cols, rows);
     uint32_t *dst = s->b;
     if (s->n_packed < MAX_PACKED && s->cache_used + need <= s->cache_cap) {
         dst = s->cache + s->cache_used;
         s->packed[s->n_packed++] = (packed_weight){W, rows, cols, kind, s->cache_used};
         s->cache_used += need;
     }
-    if (kind == 0)
+    if (s->bf16 && kind == 0)
         pack_nk(W, cols, rows, cols, dst);
-    else
+    else if (s->bf16)
         pack_kn(W, cols, rows, cols, dst);
+    else if (kind == 0)
+        pack_nk_f32(W, cols, rows, cols, (float *)dst);
+    else
+        pack_kn_f32(W, cols, rows, cols, (float *)dst);
     return dst;
 }
 
 /* C (+)= A B with B the weight W (out x in): kind 0, Y = X W^T (A: n x in,
  * C: n x out); kind 1, dX = dY W (A: n x out, C: n x in). */
-static bool weight_product(ram_bf16 *s, const float *A, int lda, int n, int in, int out,
+static bool weight_product(ram_gemm *s, const float *A, int lda, int n, int in, int out,
                            const float *W, int kind, float *C, int ldc, bool acc) {
     const int k = kind == 0 ? in : out, width = kind == 0 ? out : in;
-    if (!s || !s->on || !worth_it(n, in, out) || (size_t)n * pairs_of(k) > s->a_cap ||
-        b_size(width, k) > s->b_cap)
+    if (!s || !s->on || !worth_it(n, in, out) || (s->bf16 && (size_t)n * pairs_of(k) > s->a_cap) ||
+        b_size(s->bf16, width, k) > s->b_cap)
         return false;
     const uint32_t *B = packed(s, W, out, in, kind);
-    pack_rows(A, lda, n, k, s->a);
-    product(s->a, B, n, width, pairs_of(k), C, ldc, acc);
+    if (s->bf16) {
+        pack_rows(A, lda, n, k, s->a);
+        product(s->a, B, n, width, pairs_of(k), C, ldc, acc);
+    } else {
+        product_f32(A, (size_t)lda, 1, (const float *)B, (size_t)k * 16, 16, n, width, k, C, ldc,
+                    acc);
+    }
     return true;
 }
 
-bool ram_bf16_forward(ram_bf16 *s, const float *X, int ldx, int n, int in, const float *W, int out,
+bool ram_gemm_forward(ram_gemm *s, const float *X, int ldx, int n, int in, const float *W, int out,
                       float *Y, int ldy, bool acc) {
     return weight_product(s, X, ldx, n, in, out, W, 0, Y, ldy, acc);
 }
 
-bool ram_bf16_backward_dx(ram_bf16 *s, const float *dY, int ldy, int n, int in, int out,
+bool ram_gemm_backward_dx(ram_gemm *s, const float *dY, int ldy, int n, int in, int out,
                           const float *W, float *dX, int lddx, bool acc) {
     return weight_product(s, dY, ldy, n, in, out, W, 1, dX, lddx, acc);
 }
 
-bool ram_bf16_backward_dw(ram_bf16 *s, const float *dY, int ldy, const float *X, int ldx, int n,
+/* Float reads both operands where they lie: dY^T's rows are dY's columns,
+ * and X's rows are B's. */
+bool ram_gemm_backward_dw(ram_gemm *s, const float *dY, int ldy, const float *X, int ldx, int n,
                           int in, int out, float *dW) {
-    if (!s || !s->on || !worth_it(n, in, out) || (size_t)out * pairs_of(n) > s->a_cap ||
-        b_size(in, n) > s->b_cap)
-        return false;
+    if (!s || !s->on || !worth_it(n, in, out)) return false;
+    if (!s->bf16) {
+        product_f32(dY, 1, (size_t)ldy, X, 16, (size_t)ldx, out, in, n, dW, in, true);
+        return true;
+    }
+    if ((size_t)out * pairs_of(n) > s->a_cap || b_size(true, in, n) > s->b_cap) return false;
     pack_cols(dY, ldy, n, out, s->a);
     pack_kn(X, ldx, n, in, s->b);
     product(s->a, s->b, out, in, pairs_of(n), dW, in, true);
@@ -292,21 +461,25 @@ bool ram_bf16_supported(void) {
     return false;
 }
 
-bool ram_bf16_forward(ram_bf16 *s, const float *X, int ldx, int n, int in, const float *W, int out,
+bool ram_gemm_float_supported(void) {
+    return false;
+}
+
+bool ram_gemm_forward(ram_gemm *s, const float *X, int ldx, int n, int in, const float *W, int out,
                       float *Y, int ldy, bool acc) {
     (void)s, (void)X, (void)ldx, (void)n, (void)in, (void)W, (void)out, (void)Y, (void)ldy,
         (void)acc;
     return false;
 }
 
-bool ram_bf16_backward_dx(ram_bf16 *s, const float *dY, int ldy, int n, int in, int out,
+bool ram_gemm_backward_dx(ram_gemm *s, const float *dY, int ldy, int n, int in, int out,
                           const float *W, float *dX, int lddx, bool acc) {
     (void)s, (void)dY, (void)ldy, (void)n, (void)in, (void)out, (void)W, (void)dX, (void)lddx,
         (void)acc;
     return false;
 }
 
-bool ram_bf16_backward_dw(ram_bf16 *s, const float *dY, int ldy, const float *X, int ldx, int n,
+bool ram_gemm_backward_dw(ram_gemm *s, const float *dY, int ldy, const float *X, int ldx, int n,
                           int in, int out, float *dW) {
     (void)s, (void)dY, (void)ldy, (void)X, (void)ldx, (void)n, (void)in, (void)out, (void)dW;
     return false;
@@ -318,26 +491,34 @@ int ram_bf16_products_supported(void) {
 }
 
 /* Sized from the weight tensors: the per-product buffers for the widest of
- * the three products of any of them at max_n rows, the cache for both
- * packings of each. */
-ram_status ram_bf16_create(const ram_tensor_info *t, int count, int max_n, ram_bf16 **out) {
+ * the products of any of them at max_n rows (float's A is not packed, nor
+ * is its dW done here), the cache for both packings of each. */
+ram_status ram_gemm_create(const ram_tensor_info *t, int count, int max_n, bool bf16,
+                           ram_gemm **out) {
     *out = NULL;
-    if (!ram_bf16_supported())
+    if (bf16 && !ram_bf16_supported())
         return ram_fail(RAM_ERR_INVALID_ARGUMENT,
                         "trainer_create: bfloat16 products need a CPU with AVX512_BF16 and the "
                         "avx512 kernel set; here the CPU %s it and the kernels are %s (use "
                         "RAM_PRODUCTS_FLOAT)",
                         ram_cpu_x86_avx512_bf16() ? "has" : "lacks", ram_kernels_name());
-    ram_bf16 *s = calloc(1, sizeof *s);
+    if (!bf16 && !ram_gemm_float_supported())
+        return ram_fail(RAM_ERR_INVALID_ARGUMENT,
+                        "trainer_create: libram's float products need the avx512 kernel set "
+                        "(here: %s)",
+                        ram_kernels_name());
+    ram_gemm *s = calloc(1, sizeof *s);
     if (!s) return ram_fail(RAM_ERR_OUT_OF_MEMORY, "trainer_create: out of memory");
+    s->bf16 = bf16;
     for (int id = 0; id < count; id++) {
         const int rows = t[id].rows, cols = t[id].cols;
         if (cols <= 1 || !worth_it(max_n, cols, rows)) continue; /* biases, thin layers */
         const size_t a[] = {(size_t)max_n * pairs_of(cols), (size_t)max_n * pairs_of(rows),
                             (size_t)rows * pairs_of(max_n)};
-        const size_t b[] = {b_size(rows, cols), b_size(cols, rows), b_size(cols, max_n)};
+        const size_t b[] = {b_size(bf16, rows, cols), b_size(bf16, cols, rows),
+                            bf16 ? b_size(true, cols, max_n) : 0};
         for (int i = 0; i < 3; i++) {
-            if (a[i] > s->a_cap) s->a_cap = a[i];
+            if (bf16 && a[i] > s->a_cap) s->a_cap = a[i];
             if (b[i] > s->b_cap) s->b_cap = b[i];
         }
         s->cache_cap += b[0] + b[1];
@@ -351,14 +532,14 @@ ram_status ram_bf16_create(const ram_tensor_info *t, int count, int max_n, ram_b
     s->b = aligned_alloc(64, s->b_cap * sizeof(uint32_t));
     s->cache = aligned_alloc(64, s->cache_cap * sizeof(uint32_t));
     if (!s->a || !s->b || !s->cache) {
-        ram_bf16_free(s);
+        ram_gemm_free(s);
         return ram_fail(RAM_ERR_OUT_OF_MEMORY, "trainer_create: out of memory");
     }
     *out = s;
     return RAM_OK;
 }
 
-void ram_bf16_free(ram_bf16 *s) {
+void ram_gemm_free(ram_gemm *s) {
     if (!s) return;
     free(s->a);
     free(s->b);
@@ -366,7 +547,7 @@ void ram_bf16_free(ram_bf16 *s) {
     free(s);
 }
 
-void ram_bf16_begin(ram_bf16 *s, bool on) {
+void ram_gemm_begin(ram_gemm *s, bool on) {
     if (!s) return;
     s->on = on;
     s->n_packed = 0;
