@@ -4,11 +4,10 @@
  * sgemm, built for large matrices, reaches 70-90 % of what the FMA units
  * can do.  Two formats, both for the avx512 kernel set:
  *
- * - float (the default there): Y and dX in float, each row's sums in the
- *   order sgemm's own AVX-512 kernel keeps (k ascending, one chain), so a
- *   product agrees with sgemm to its rounding; dW stays with sgemm, which
- *   is as fast at those shapes ("Why training has its own products" in
- *   docs/design-notes.md has the measurements);
+ * - float (the default there): each entry's sum one chain over k in
+ *   order, as in sgemm's kernels, so a product agrees with sgemm to float
+ *   rounding and does not depend on how the batch is split ("Why training
+ *   has its own products" in docs/design-notes.md has the measurements);
  * - bfloat16 (ram_trainer_params.products = RAM_PRODUCTS_BF16, CPUs with
  *   AVX512_BF16): all three with their operands rounded to bfloat16 and
  *   float sums.  One VDPBF16PS does 32 multiply-adds of bfloat16 pairs
@@ -313,21 +312,20 @@ F32_TARGET static void pack_kn_f32(const float *S, int ld, int k, int n, float *
 }
 
 /* C (m x n, stride ldc) = A B, plus C when acc.  A's entry (i, p) at
- * A[i ra + p ka]; B's row p of its 16-column block j at B + j bj + p bp
- * (packed: bj = 16 k, bp = 16; or a row-major matrix read where it lies:
- * bj = 16, bp its stride).  Tiles of 8 rows x 32 columns: sixteen
- * accumulators, two B loads and eight broadcast A values for sixteen FMAs
- * per k, each entry's sum one chain over k in order.  As in product(), an
- * odd last block computes a second block it does not store; B's loads are
- * masked to the columns there are. */
-F32_TARGET static void product_f32(const float *A, size_t ra, size_t ka, const float *B, size_t bj,
-                                   size_t bp, int m, int n, int k, float *C, int ldc, bool acc) {
+ * A[i ra + p ka] (a matrix or its transpose, read where it lies); B packed
+ * by pack_nk_f32() or pack_kn_f32().  Tiles of 8 rows x 32 columns:
+ * sixteen accumulators, two B loads and eight broadcast A values for
+ * sixteen FMAs per k, each entry's sum one chain over k in order.  As in
+ * product(), an odd last block computes a second block it does not
+ * store. */
+F32_TARGET static void product_f32(const float *A, size_t ra, size_t ka, const float *B, int m,
+                                   int n, int k, float *C, int ldc, bool acc) {
     const int blocks = (n + 15) / 16;
     for (int j = 0; j < blocks; j += 2) {
         const bool two = j + 1 < blocks;
         const __mmask16 m0 = mask_of(n - 16 * j), m1 = two ? mask_of(n - 16 * (j + 1)) : 0;
-        const float *b0 = B + (size_t)j * bj;
-        const float *b1 = two ? b0 + bj : b0;
+        const float *b0 = B + (size_t)j * k * 16;
+        const float *b1 = two ? b0 + (size_t)k * 16 : b0;
         float *cj = C + 16 * j;
         int r = 0;
         for (; r + 8 <= m; r += 8) {
@@ -336,8 +334,8 @@ F32_TARGET static void product_f32(const float *A, size_t ra, size_t ka, const f
                 c[i][0] = c[i][1] = _mm512_setzero_ps();
             const float *a = A + (size_t)r * ra;
             for (int p = 0; p < k; p++) {
-                const __m512 w0 = _mm512_maskz_loadu_ps(m0, b0 + (size_t)p * bp);
-                const __m512 w1 = _mm512_maskz_loadu_ps(m1, b1 + (size_t)p * bp);
+                const __m512 w0 = _mm512_load_ps(b0 + (size_t)p * 16);
+                const __m512 w1 = _mm512_load_ps(b1 + (size_t)p * 16);
                 const float *ap = a + (size_t)p * ka;
 #define ROW(i)                                                                                     \
     do {                                                                                           \
@@ -370,8 +368,8 @@ F32_TARGET static void product_f32(const float *A, size_t ra, size_t ka, const f
             const float *a = A + (size_t)r * ra;
             for (int p = 0; p < k; p++) {
                 const __m512 x = _mm512_set1_ps(a[(size_t)p * ka]);
-                c0 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m0, b0 + (size_t)p * bp), c0);
-                c1 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m1, b1 + (size_t)p * bp), c1);
+                c0 = _mm512_fmadd_ps(x, _mm512_load_ps(b0 + (size_t)p * 16), c0);
+                c1 = _mm512_fmadd_ps(x, _mm512_load_ps(b1 + (size_t)p * 16), c1);
             }
             float *y = cj + (size_t)r * ldc;
             if (acc) {
@@ -425,8 +423,7 @@ static bool weight_product(ram_gemm *s, const float *A, int lda, int n, int in, 
         pack_rows(A, lda, n, k, s->a);
         product(s->a, B, n, width, pairs_of(k), C, ldc, acc);
     } else {
-        product_f32(A, (size_t)lda, 1, (const float *)B, (size_t)k * 16, 16, n, width, k, C, ldc,
-                    acc);
+        product_f32(A, (size_t)lda, 1, (const float *)B, n, width, k, C, ldc, acc);
     }
     return true;
 }
@@ -441,13 +438,16 @@ bool ram_gemm_backward_dx(ram_gemm *s, const float *dY, int ldy, int n, int in, 
     return weight_product(s, dY, ldy, n, in, out, W, 1, dX, lddx, acc);
 }
 
-/* Float reads both operands where they lie: dY^T's rows are dY's columns,
- * and X's rows are B's. */
+/* Float packs X as B's blocks (read where it lies, its rows a layer's
+ * width apart, the tiles' loads missed the caches: in training that took
+ * 1.2x the time) and reads dY^T's rows, dY's columns, where they lie. */
 bool ram_gemm_backward_dw(ram_gemm *s, const float *dY, int ldy, const float *X, int ldx, int n,
                           int in, int out, float *dW) {
     if (!s || !s->on || !worth_it(n, in, out)) return false;
     if (!s->bf16) {
-        product_f32(dY, 1, (size_t)ldy, X, 16, (size_t)ldx, out, in, n, dW, in, true);
+        if (b_size(false, in, n) > s->b_cap) return false;
+        pack_kn_f32(X, ldx, n, in, (float *)s->b);
+        product_f32(dY, 1, (size_t)ldy, (const float *)s->b, out, in, n, dW, in, true);
         return true;
     }
     if ((size_t)out * pairs_of(n) > s->a_cap || b_size(true, in, n) > s->b_cap) return false;
@@ -516,7 +516,7 @@ ram_status ram_gemm_create(const ram_tensor_info *t, int count, int max_n, bool 
         const size_t a[] = {(size_t)max_n * pairs_of(cols), (size_t)max_n * pairs_of(rows),
                             (size_t)rows * pairs_of(max_n)};
         const size_t b[] = {b_size(bf16, rows, cols), b_size(bf16, cols, rows),
-                            bf16 ? b_size(true, cols, max_n) : 0};
+                            b_size(bf16, cols, max_n)};
         for (int i = 0; i < 3; i++) {
             if (bf16 && a[i] > s->a_cap) s->a_cap = a[i];
             if (b[i] > s->b_cap) s->b_cap = b[i];
