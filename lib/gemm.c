@@ -96,6 +96,20 @@ static inline __mmask16 mask_of(int count) {
     return count >= 16 ? (__mmask16)0xffff : count <= 0 ? 0 : (__mmask16)((1u << count) - 1);
 }
 
+#define F32_TARGET __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl")))
+
+/* A row of a tile out, both formats: its two blocks' sums, plus C's values
+ * when acc, to the columns there are. */
+F32_TARGET static inline void put_row(float *y, __m512 c0, __m512 c1, __mmask16 m0, __mmask16 m1,
+                                      bool acc) {
+    if (acc) {
+        c0 = _mm512_add_ps(c0, _mm512_maskz_loadu_ps(m0, y));
+        c1 = _mm512_add_ps(c1, _mm512_maskz_loadu_ps(m1, y + 16));
+    }
+    _mm512_mask_storeu_ps(y, m0, c0);
+    _mm512_mask_storeu_ps(y + 16, m1, c1);
+}
+
 /* 32 bf16 of (lo, hi) -> 16 pairs (lo[j], hi[j]). */
 BF16_TARGET static inline __m512i interleave(__m512 lo, __m512 hi) {
     const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24,
@@ -221,15 +235,8 @@ BF16_TARGET static void product(const uint32_t *A, const uint32_t *B, int m, int
                 ROW(7);
 #undef ROW
             }
-            for (int i = 0; i < 8; i++) {
-                float *y = cj + (size_t)(r + i) * ldc;
-                if (acc) {
-                    c[i][0] = _mm512_add_ps(c[i][0], _mm512_maskz_loadu_ps(m0, y));
-                    c[i][1] = _mm512_add_ps(c[i][1], _mm512_maskz_loadu_ps(m1, y + 16));
-                }
-                _mm512_mask_storeu_ps(y, m0, c[i][0]);
-                _mm512_mask_storeu_ps(y + 16, m1, c[i][1]);
-            }
+            for (int i = 0; i < 8; i++)
+                put_row(cj + (size_t)(r + i) * ldc, c[i][0], c[i][1], m0, m1, acc);
         }
         for (; r < m; r++) { /* the last rows, one at a time */
             __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps();
@@ -239,18 +246,10 @@ BF16_TARGET static void product(const uint32_t *A, const uint32_t *B, int m, int
                 c0 = _mm512_dpbf16_ps(c0, x, (__m512bh)_mm512_loadu_si512(b0 + p));
                 c1 = _mm512_dpbf16_ps(c1, x, (__m512bh)_mm512_loadu_si512(b1 + p));
             }
-            float *y = cj + (size_t)r * ldc;
-            if (acc) {
-                c0 = _mm512_add_ps(c0, _mm512_maskz_loadu_ps(m0, y));
-                c1 = _mm512_add_ps(c1, _mm512_maskz_loadu_ps(m1, y + 16));
-            }
-            _mm512_mask_storeu_ps(y, m0, c0);
-            _mm512_mask_storeu_ps(y + 16, m1, c1);
+            put_row(cj + (size_t)r * ldc, c0, c1, m0, m1, acc);
         }
     }
 }
-
-#define F32_TARGET __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl")))
 
 /* dst's 16 rows (stride 16) = the transpose of r's 16 rows of 16: pairs,
  * then quads within 128-bit lanes, then the lanes. */
@@ -353,15 +352,8 @@ F32_TARGET static void product_f32(const float *A, size_t ra, size_t ka, const f
                 ROW(7);
 #undef ROW
             }
-            for (int i = 0; i < 8; i++) {
-                float *y = cj + (size_t)(r + i) * ldc;
-                if (acc) {
-                    c[i][0] = _mm512_add_ps(c[i][0], _mm512_maskz_loadu_ps(m0, y));
-                    c[i][1] = _mm512_add_ps(c[i][1], _mm512_maskz_loadu_ps(m1, y + 16));
-                }
-                _mm512_mask_storeu_ps(y, m0, c[i][0]);
-                _mm512_mask_storeu_ps(y + 16, m1, c[i][1]);
-            }
+            for (int i = 0; i < 8; i++)
+                put_row(cj + (size_t)(r + i) * ldc, c[i][0], c[i][1], m0, m1, acc);
         }
         for (; r < m; r++) { /* the last rows, one at a time */
             __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps();
@@ -371,13 +363,7 @@ F32_TARGET static void product_f32(const float *A, size_t ra, size_t ka, const f
                 c0 = _mm512_fmadd_ps(x, _mm512_load_ps(b0 + (size_t)p * 16), c0);
                 c1 = _mm512_fmadd_ps(x, _mm512_load_ps(b1 + (size_t)p * 16), c1);
             }
-            float *y = cj + (size_t)r * ldc;
-            if (acc) {
-                c0 = _mm512_add_ps(c0, _mm512_maskz_loadu_ps(m0, y));
-                c1 = _mm512_add_ps(c1, _mm512_maskz_loadu_ps(m1, y + 16));
-            }
-            _mm512_mask_storeu_ps(y, m0, c0);
-            _mm512_mask_storeu_ps(y + 16, m1, c1);
+            put_row(cj + (size_t)r * ldc, c0, c1, m0, m1, acc);
         }
     }
 }
