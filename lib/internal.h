@@ -331,7 +331,7 @@ static inline float ram_bf16_to_float(uint16_t h) {
     return f;
 }
 /* dW += dY^T X, db += sum_rows dY; dX (ld lddx) = or += dY W when dX != NULL.
- * The products in bfloat16 when bf16 takes them (as ram_linear_forward()). */
+ * The products through gemm when it takes them (as ram_linear_forward()). */
 RAM_HIDDEN void ram_linear_backward(const float *dY, int ldy, const float *X, int ldx, int n,
                                     int in, int out, const float *W, float *dW, float *db,
                                     float *dX, int lddx, bool accumulate_dx, ram_gemm *gemm);

@@ -1,6 +1,7 @@
 /* Network layers on whole batches: linear layers through cblas_sgemm (or,
- * for a few rows, the kernels of kernels.c), ReLU, the LSTM cell's
- * pointwise part and softmax.  Rows are batch items. */
+ * for a few rows, the kernels of kernels.c; in training, libram's own
+ * products of gemm.c where they run), ReLU, the LSTM cell's pointwise part
+ * and softmax.  Rows are batch items. */
 #include "kernels.h"
 
 #include <cblas.h>
