@@ -28,7 +28,7 @@ set terminal pngcairo size 1100,450 font "sans,10"
 set output "$out"
 set multiplot layout 1,2 title "libram inference cost, 1 thread (ram-bench)"
 set grid
-set key top left
+set key bottom right
 set ylabel "microseconds per image"
 set yrange [0:*]
 set title "against image size (12x12 patch, 3 scales, 8 glimpses)"
