@@ -339,8 +339,43 @@ by="$(sed -n 's/.*"on_digit_by_glimpse": \[\([0-9., ]*\)\].*/\1/p' <<<"$json" | 
 for set in pairs100 sum100; do
     json="$("$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset $set --json)" ||
         fail "ram-eval DRAM $set"
-    case "$json" in *'"n": 100'*'"objects": 2, "object_error": '*) ;; *) fail "DRAM $set json: $json" ;; esac
+    case "$json" in *'"n": 100'*'"objects": 2, "decode": "joint", "object_error": '*) ;; *) fail "DRAM $set json: $json" ;; esac
 done
+# The joint answer names two different digits, so every prediction is one of
+# the 45 pairs and the confusion matrix holds all 100 images; each label
+# alone may name a digit twice, which no pair is (outside the matrix).
+pair_total() { # the confusion matrix's total
+    awk '/^confusion matrix/ { on = 1; getline; next }
+         on && NF == 46 { for (c = 2; c <= 46; c++) n += $c }
+         on && NF != 46 { on = 0 } END { print n + 0 }'
+}
+for decode in joint labels; do
+    "$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset pairs100 \
+        --decode $decode >"$tmp/dd.txt" 2>&1 || fail "ram-eval --decode $decode: $(cat "$tmp/dd.txt")"
+    total="$(pair_total <"$tmp/dd.txt")"
+    wrong="$(sed -n 's/^test error: .*(\([0-9]*\) \/ 100 wrong)/\1/p' "$tmp/dd.txt")"
+    if [ $decode = joint ]; then
+        [ "$total" -eq 100 ] || fail "--decode joint: $total of 100 predictions are pairs"
+    else
+        [ "$total" -le 100 ] && [ "$total" -ge $((100 - wrong)) ] ||
+            fail "--decode labels: $total pairs, $wrong wrong"
+    fi
+done
+"$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset sum100 --decode labels --json |
+    grep -q '"decode": "labels"' || fail "--decode labels not in the JSON"
+# --first: images [first, first + limit); the errors of two halves add up
+# to the whole's (mean locations), and a start past the split is refused.
+errs() { "$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset pairs100 --batch 10 --json "$@" |
+    sed 's/.*"n": \([0-9]*\), "errors": \([0-9]*\).*/\1 \2/'; }
+whole="$(errs)" first="$(errs --limit 37)" rest="$(errs --first 37)" mid="$(errs --first 37 --limit 20)"
+[ "${first%% *}" = 37 ] && [ "${rest%% *}" = 63 ] && [ "${mid%% *}" = 20 ] ||
+    fail "--first/--limit counts: $first / $rest / $mid"
+[ $((${first#* } + ${rest#* })) -eq "${whole#* }" ] ||
+    fail "--first: errors $first + $rest are not the whole's $whole"
+"$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset pairs100 --json --first 37 |
+    grep -q '"first": 37' || fail "--first not in the JSON"
+expect 1 "$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset pairs100 --first 100
+grep -q "first 100: the split has 100 images" "$tmp/rc.txt" || fail "--first past the end: $(cat "$tmp/rc.txt")"
 if "$bin/ram-eval" --model "$tmp/d.ram.ckpt" --data "$tmp/data" --dataset cluttered100 \
     2>"$tmp/d.txt"; then
     fail "a two-object model evaluated on cluttered100"

@@ -38,14 +38,25 @@ static const tool_info tool = {
     "glimpses_on_digit, on_digit_by_glimpse; on pairs100 and sum100, on either digit).  On "
     "pairs100 also the digit error: the share of the two digits of each image that the "
     "predicted pair gets wrong (JSON: object_error).  A model of two objects (ram-train "
-    "--objects 2) names the two digits; on pairs100 they are scored as an unordered pair, on "
-    "sum100 by their sum, and the digit error (object_error) is then reported on both."};
+    "--objects 2) names the two digits (by default the most probable pair of different "
+    "digits, see --decode); on pairs100 they are scored as an unordered pair, on sum100 by "
+    "their sum, and the digit error (object_error) is then reported on both."};
 
 static const int precision_values[] = {RAM_PRECISION_FLOAT, RAM_PRECISION_HALF, RAM_PRECISION_BF16};
 
+/* How a model of two labels answers a two-digit set.  LABELS: each label
+ * its most probable digit, so a digit may be named twice, which no image of
+ * the set holds.  JOINT: the answer the label probabilities make most
+ * probable, the two taken as independent and the digits as different, as
+ * the set's are: the pair a != b with the largest p1(a) p2(b) and, on
+ * sum100, the sum s with the largest sum of p1(a) p2(b) over a + b = s. */
+typedef enum decode_kind { DECODE_LABELS = 0, DECODE_JOINT = 1 } decode_kind;
+static const int decode_values[] = {DECODE_LABELS, DECODE_JOINT};
+
 typedef struct options {
     testset_options set;
-    int batch, threads, limit, json, no_clutter, sampled;
+    int batch, threads, first, limit, json, no_clutter, sampled;
+    int decode;    /* decode_kind: how a two-object model's labels become the answer */
     int precision; /* ram_precision */
     float stop;    /* --stop-threshold, or -1: every glimpse */
     int stop_unit; /* --stop-unit: where the model's stop unit says */
@@ -57,7 +68,7 @@ static bool stopping(const options *o) {
 }
 
 static int parse(int argc, char **argv, options *o) {
-    *o = (options){.batch = 100, .threads = 1, .stop = -1.0f};
+    *o = (options){.batch = 100, .threads = 1, .stop = -1.0f, .decode = DECODE_JOINT};
     const tool_opt more[] = {
         {"--sampled", OPT_FLAG, &o->sampled, .help = "the same as --policy sampled"},
         {"--no-clutter", OPT_FLAG, &o->no_clutter,
@@ -72,7 +83,18 @@ static int parse(int argc, char **argv, options *o) {
          .help = "weights: as they are, or every parameter rounded to IEEE half precision or "
                  "to bfloat16 (ram_state_set_precision)"},
         {"--limit", OPT_INT, &o->limit, 1, 2147483647.0, .meta = "N", .def = "all",
-         .help = "evaluate only the first N images"},
+         .help = "evaluate only the first N images (counted from --first)"},
+        {"--first", OPT_INT, &o->first, 0, 2147483647.0, .meta = "N",
+         .help = "start at image N of the split (from 0): --split train --first 50000 is "
+                 "the validation set ram-train holds out of MNIST's training digits by "
+                 "default (its last 10000)"},
+        {"--decode", OPT_CHOICE, &o->decode, .choices = "labels|joint", .values = decode_values,
+         .meta = "D",
+         .help = "a model of two labels on pairs100 or sum100: each label its most probable "
+                 "digit (labels), or the most probable answer from the two labels' "
+                 "probabilities, the digits taken as different as the set's are (joint: the "
+                 "pair a != b with the largest p1(a) p2(b); on sum100 the sum with the "
+                 "largest total of p1(a) p2(b))"},
         {"--json", OPT_FLAG, &o->json, .help = "print one JSON object and nothing else"},
         {"--stop-threshold", OPT_FLOAT, &o->stop, 0, 1, .meta = "P", .def = "off",
          .help = "stop each image at the first glimpse after which the classifier's top "
@@ -118,12 +140,13 @@ typedef struct job {
     int *pred;
     int objects;        /* the model's labels per image: 1, or 2 digits (mapped into pred) */
     int *digits;        /* objects > 1: n x objects predicted digits */
+    decode_kind decode; /* objects > 1: how the digits are chosen */
     uint64_t *on_digit; /* placed sets: per image, bit g set if glimpse g hit the digit */
     float stop;         /* --stop-threshold, or -1 */
     int stop_unit;      /* --stop-unit */
     int *steps;         /* stopping: the glimpses each image took */
-    int n, batch, pixels, side, glimpses, patch;
-    bool zoom; /* the model chooses each glimpse's zoom */
+    int start, n, batch, pixels, side, glimpses, patch; /* images [start, n) */
+    bool zoom;                                          /* the model chooses each glimpse's zoom */
     dataset_kind dataset;
     int no_clutter;     /* place the digits as the set does, on an empty canvas */
     int n_digits;       /* digits clutter is drawn from (the whole split) */
@@ -169,10 +192,35 @@ static uint64_t glimpses_on_digit(const job *j, int index, const float *locs, co
     return hits;
 }
 
-/* Batch b of the job's images, classified with st (and pol). */
+enum { DIGITS = 10 }; /* the classes of each label of a two-digit set */
+
+/* DECODE_JOINT for one image: p, the two labels' probabilities (2 x
+ * DIGITS).  Sets d[0], d[1] to the most probable pair of different digits
+ * and returns the most probable sum. */
+static int decode_joint(const float *p, int d[2]) {
+    double best = -1.0, by_sum[2 * DIGITS - 1] = {0};
+    for (int a = 0; a < DIGITS; a++)
+        for (int b = 0; b < DIGITS; b++) {
+            if (a == b) continue;
+            const double q = (double)p[a] * p[DIGITS + b];
+            by_sum[a + b] += q;
+            if (q > best) {
+                best = q;
+                d[0] = a;
+                d[1] = b;
+            }
+        }
+    int sum = 0;
+    for (int k = 1; k < 2 * DIGITS - 1; k++)
+        if (by_sum[k] > by_sum[sum]) sum = k;
+    return sum;
+}
+
+/* Batch b of the job's images, classified with st (and pol); probs: room
+ * for the batch's label probabilities (a model of two labels), or NULL. */
 static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float *placed,
-                            unsigned char *bytes, float *locs) {
-    const int first = b * j->batch;
+                            unsigned char *bytes, float *locs, float *probs) {
+    const int first = j->start + b * j->batch;
     const int count = j->n - first < j->batch ? j->n - first : j->batch;
     const float *img = placed;
     if (bytes) { /* an 8-bit folder or array: its bytes, as they are */
@@ -213,12 +261,14 @@ static ram_status job_batch(job *j, int b, ram_state *st, ram_policy *pol, float
          * by the tools as floats, never read as bytes.) */
         int *d = j->digits + (size_t)first * j->objects;
         ram_status s =
-            ram_model_classify_seq(j->model, st, img, count, j->source, pol, d, NULL, locs);
+            ram_model_classify_seq(j->model, st, img, count, j->source, pol, d, probs, locs);
         if (s != RAM_OK) return job_fail(j, s, "ram_model_classify_seq");
-        for (int i = 0; i < count; i++)
-            j->pred[first + i] = j->dataset == DATASET_SUM100
-                                     ? d[2 * i] + d[2 * i + 1]
-                                     : dataset_pair_class(d[2 * i], d[2 * i + 1]);
+        for (int i = 0; i < count; i++) {
+            int *di = d + 2 * i, sum = di[0] + di[1];
+            if (j->decode == DECODE_JOINT) sum = decode_joint(probs + (size_t)i * 2 * DIGITS, di);
+            j->pred[first + i] =
+                j->dataset == DATASET_SUM100 ? sum : dataset_pair_class(di[0], di[1]);
+        }
     } else if (j->stop_unit) {
         int *pred = j->pred + first, *steps = j->steps + first;
         ram_status s =
@@ -269,7 +319,7 @@ static void *run_job(void *arg) {
     job *j = arg;
     ram_state *st = NULL;
     ram_policy *pol = NULL;
-    float *placed = NULL, *locs = NULL;
+    float *placed = NULL, *locs = NULL, *probs = NULL;
     unsigned char *bytes = NULL;
     if (j->dataset != DATASET_MNIST || j->set->from_folder) {
         const size_t room = (size_t)j->batch * (size_t)j->pixels;
@@ -284,6 +334,11 @@ static void *run_job(void *arg) {
             goto done;
         }
     }
+    if (j->objects > 1 && !(probs = malloc(sizeof *probs * (size_t)j->batch * 2 * DIGITS))) {
+        j->status = RAM_ERR_OUT_OF_MEMORY;
+        snprintf(j->error, sizeof j->error, "out of memory for a batch of %d images", j->batch);
+        goto done;
+    }
     ram_status s = ram_state_create(j->model, j->batch, &st);
     if (s == RAM_OK) s = ram_state_set_precision(st, j->precision);
     if (s != RAM_OK) {
@@ -294,10 +349,11 @@ static void *run_job(void *arg) {
         job_fail(j, s, "ram_policy_create");
         goto done;
     }
-    int nbatches = (j->n + j->batch - 1) / j->batch;
+    int nbatches = (j->n - j->start + j->batch - 1) / j->batch;
     for (int b = j->index; b < nbatches; b += j->stride)
-        if (job_batch(j, b, st, pol, placed, bytes, locs) != RAM_OK) break;
+        if (job_batch(j, b, st, pol, placed, bytes, locs, probs) != RAM_OK) break;
 done:
+    free(probs);
     ram_policy_free(pol);
     ram_state_free(st);
     free(placed);
@@ -322,7 +378,7 @@ typedef struct result {
  * on_digit.  0, or -1 with the reason on stderr. */
 static int classify_all(const options *o, const testset *s, int n, int *pred, int *digits,
                         uint64_t *on_digit, int *steps, double *seconds) {
-    int nbatches = (n + o->batch - 1) / o->batch;
+    int nbatches = (n - o->first + o->batch - 1) / o->batch;
     int nthreads = o->threads < nbatches ? o->threads : nbatches;
     job *jobs = calloc((size_t)nthreads, sizeof *jobs);
     pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
@@ -340,10 +396,12 @@ static int classify_all(const options *o, const testset *s, int n, int *pred, in
                   .pred = pred,
                   .objects = s->mp.objects,
                   .digits = digits,
+                  .decode = (decode_kind)o->decode,
                   .on_digit = on_digit,
                   .stop = o->stop,
                   .stop_unit = o->stop_unit,
                   .steps = steps,
+                  .start = o->first,
                   .n = n,
                   .batch = o->batch,
                   .pixels = s->c * s->h * s->w,
@@ -411,30 +469,32 @@ static int digits_missed(const testset *s, int dataset, int k, const int *d) {
     return 2 - first - second;
 }
 
+/* Over images [o->first, n). */
 static void summarise(const options *o, const testset *s, int n, const int *pred, const int *digits,
                       const uint64_t *on_digit, const int *steps, result *r) {
+    const int i0 = o->first, count = n - i0;
     const int classes = r->classes;
     if (steps) {
         long total = 0;
-        for (int i = 0; i < n; i++) {
+        for (int i = i0; i < n; i++) {
             r->stopped_at[steps[i] - 1]++;
             total += steps[i];
         }
-        r->mean_glimpses = (double)total / n;
+        r->mean_glimpses = (double)total / count;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = i0; i < n; i++) {
         r->errors += pred[i] != s->labels[i];
         if (pred[i] >= 0 && pred[i] < classes)
             r->confusion[(size_t)s->labels[i] * (size_t)classes + (size_t)pred[i]]++;
     }
-    r->error = (double)r->errors / n;
+    r->error = (double)r->errors / count;
     if (s->mp.objects > 1)
-        for (int i = 0; i < n; i++)
+        for (int i = i0; i < n; i++)
             r->digits_wrong += digits_missed(s, o->set.dataset, i, digits + (size_t)i * 2);
     else
-        for (int i = 0; o->set.dataset == DATASET_PAIRS100 && i < n; i++)
+        for (int i = i0; o->set.dataset == DATASET_PAIRS100 && i < n; i++)
             r->digits_wrong += pair_digits_wrong(pred[i], s->labels[i]);
-    for (int i = 0; !steps && o->set.dataset != DATASET_MNIST && i < n; i++) {
+    for (int i = i0; !steps && o->set.dataset != DATASET_MNIST && i < n; i++) {
         r->found += on_digit[i] != 0;
         r->found_wrong += on_digit[i] != 0 && pred[i] != s->labels[i];
         for (int g = 0; g < s->mp.glimpses; g++) {
@@ -456,7 +516,10 @@ static void print_json(const options *o, const testset *s, int n, const result *
            s->from_folder ? (o->set.pair_images ? "files" : "folder")
                           : dataset_name((dataset_kind)o->set.dataset));
     json_string(stdout, o->set.model);
-    if (mp->objects > 1) printf(", \"objects\": %d", mp->objects);
+    if (mp->objects > 1)
+        printf(", \"objects\": %d, \"decode\": \"%s\"", mp->objects,
+               o->decode == DECODE_JOINT ? "joint" : "labels");
+    if (o->first) printf(", \"first\": %d", o->first);
     if (r->objects_reported)
         printf(", \"object_error\": %.6f, \"digits_wrong\": %ld",
                (double)r->digits_wrong / (2.0 * n), r->digits_wrong);
@@ -530,6 +593,12 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
            s->from_folder ? source_name(o, s) : dataset_name((dataset_kind)o->set.dataset),
            o->no_clutter ? " without its clutter" : "", o->set.data,
            s->from_folder ? o->set.split : o->set.split_file, n, s->h, s->w);
+    if (o->first) printf("            from image %d of the split\n", o->first);
+    if (mp->objects > 1)
+        printf("answer:     %s\n",
+               o->decode == DECODE_JOINT
+                   ? "the most probable pair of different digits (or sum) from the two labels"
+                   : "each label its most probable digit");
     for (int k = 0; ram_model_class_name(s->model, k); k++)
         printf("%s%d %s%s", k ? ", " : "classes:    ", k, ram_model_class_name(s->model, k),
                k + 1 == mp->classes ? "\n" : "");
@@ -574,8 +643,12 @@ static void print_text(const options *o, const testset *s, int n, int nthreads, 
 
 /* Evaluate the loaded set; TOOL_OK or TOOL_FAILED. */
 static int evaluate(const options *o, const testset *s) {
-    int n = s->n, rc = TOOL_FAILED;
-    if (o->limit > 0 && o->limit < n) n = o->limit;
+    int n = s->n, rc = TOOL_FAILED; /* images [o->first, n) */
+    if (o->first >= n) {
+        fprintf(stderr, "ram-eval: --first %d: the split has %d images\n", o->first, s->n);
+        return TOOL_FAILED;
+    }
+    if (o->limit > 0 && o->limit < n - o->first) n = o->first + o->limit;
     const int two = s->mp.objects > 1;
     result r = {0};
     r.classes = s->mp.classes;
@@ -612,11 +685,11 @@ static int evaluate(const options *o, const testset *s) {
         fprintf(stderr, "ram-eval: %s: --stop-unit: %s\n", o->set.model, ram_last_error());
     } else if (!classify_all(o, s, n, pred, digits, on_digit, steps, &r.seconds)) {
         summarise(o, s, n, pred, digits, on_digit, steps, &r);
-        const int nbatches = (n + o->batch - 1) / o->batch;
+        const int count = n - o->first, nbatches = (count + o->batch - 1) / o->batch;
         if (o->json)
-            print_json(o, s, n, &r);
+            print_json(o, s, count, &r);
         else
-            print_text(o, s, n, o->threads < nbatches ? o->threads : nbatches, &r);
+            print_text(o, s, count, o->threads < nbatches ? o->threads : nbatches, &r);
         if (fflush(stdout) != 0 || ferror(stdout))
             fprintf(stderr, "ram-eval: error writing output\n");
         else
