@@ -334,7 +334,8 @@ static void *run_job(void *arg) {
             goto done;
         }
     }
-    if (j->objects > 1 && !(probs = malloc(sizeof *probs * (size_t)j->batch * 2 * DIGITS))) {
+    if (j->objects > 1 && j->decode == DECODE_JOINT &&
+        !(probs = malloc(sizeof *probs * (size_t)j->batch * 2 * DIGITS))) {
         j->status = RAM_ERR_OUT_OF_MEMORY;
         snprintf(j->error, sizeof j->error, "out of memory for a batch of %d images", j->batch);
         goto done;
@@ -655,7 +656,7 @@ static int evaluate(const options *o, const testset *s) {
     if (two) {
         const int set = o->set.dataset;
         if (s->from_folder || (set != DATASET_PAIRS100 && set != DATASET_SUM100) ||
-            s->mp.objects != 2 || s->mp.classes != 10) {
+            s->mp.objects != 2 || s->mp.classes != DIGITS) {
             fprintf(stderr,
                     "ram-eval: %s names %d objects of %d classes per image: it is evaluated on "
                     "--dataset pairs100 or sum100 (two digits, 10 classes)\n",
