@@ -126,6 +126,22 @@ void ram_portable_transpose(float *dst, const float *src, int rows, int cols) {
             dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
 }
 
+/* Locals and restrict: the loop vectorises (four lanes on the baseline)
+ * only once the compiler knows that writing w cannot change the constants. */
+void ram_portable_adam(const ram_adam_step *s, float *restrict w, float *restrict m1,
+                       float *restrict m2, const float *restrict g, size_t n, float *restrict avg) {
+    const float scale = s->scale, b1 = s->beta1, nb1 = s->one_minus_beta1, b2 = s->beta2,
+                nb2 = s->one_minus_beta2, c1 = s->c1, c2 = s->c2, eps = s->eps, lr = s->lr,
+                decay = s->decay, a = s->avg_rate;
+    for (size_t i = 0; i < n; i++) {
+        const float gi = g[i] * scale;
+        m1[i] = b1 * m1[i] + nb1 * gi;
+        m2[i] = b2 * m2[i] + nb2 * gi * gi;
+        w[i] = w[i] * decay - lr * (m1[i] * c1) / (sqrtf(m2[i] * c2) + eps);
+        if (avg) avg[i] += a * (w[i] - avg[i]);
+    }
+}
+
 static const ram_kernel_set portable = {
     .name = "portable",
     .fused = false,
@@ -139,6 +155,7 @@ static const ram_kernel_set portable = {
     .nonzeros = ram_portable_nonzeros,
     .count_nonzeros = count_nonzeros_generic,
     .transpose = ram_portable_transpose,
+    .adam = ram_portable_adam,
 };
 
 int ram_kernel_sets(const ram_kernel_set **sets) {
@@ -218,6 +235,11 @@ void ram_linear_forward_w16(const float *X, int ldx, int n, int in, const uint16
         else
             (bf16 ? dot_rows_bf16_generic : dot_rows_half_generic)(W, in, x, out, b, y, accumulate);
     }
+}
+
+void ram_adam(const ram_adam_step *s, float *w, float *m1, float *m2, const float *g, size_t n,
+              float *avg) {
+    ram_kernels()->adam(s, w, m1, m2, g, n, avg);
 }
 
 int ram_count_nonzeros(const float *x, int in) {

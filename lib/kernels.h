@@ -1,7 +1,7 @@
 /* The kernels behind the linear layers of few rows and the zero-skipping
- * column path, as sets of one kind each: the portable set and the dispatch
- * (kernels.c), and the processor-specific sets (kernels_x86.c,
- * kernels_neon.c), which only kernels.c chooses between.  Internal. */
+ * column path, and Adam's element-wise step, as sets of one kind each: the portable set and the
+ * dispatch (kernels.c), and the processor-specific sets (kernels_x86.c, kernels_neon.c), which only
+ * kernels.c chooses between.  Internal. */
 #ifndef RAM_KERNELS_H
 #define RAM_KERNELS_H
 
@@ -16,6 +16,14 @@ static inline void ram_finish_row(float *y, const float *b, int r, bool acc, flo
     const float base = (acc ? y[r] : 0.0f) + (b ? b[r] : 0.0f);
     y[r] = base + d;
 }
+
+/* One Adam step's constants over a block of weights (optim.c): the
+ * gradient's clipping factor, the betas and their complements, the bias
+ * corrections 1 / (1 - beta^k), the learning rate, the decoupled decay
+ * factor, and the rate at which the moving average follows (with avg). */
+typedef struct ram_adam_step {
+    float scale, beta1, one_minus_beta1, beta2, one_minus_beta2, c1, c2, eps, lr, decay, avg_rate;
+} ram_adam_step;
 
 /* One processor's kernels.  Every set sums a row the same way whichever
  * rows it is computed with, so a row's value does not depend on how a
@@ -63,6 +71,19 @@ typedef struct ram_kernel_set {
     int (*count_nonzeros)(const float *x, int in);
     /* dst (cols x rows) = src (rows x cols) transposed, both row-major. */
     void (*transpose)(float *dst, const float *src, int rows, int cols);
+    /* Adam over n weights, for each i in this order of operations, none
+     * fused, so that every set gives the same bits:
+     *   gi = g[i] * scale
+     *   m1[i] = beta1 * m1[i] + one_minus_beta1 * gi
+     *   m2[i] = beta2 * m2[i] + (one_minus_beta2 * gi) * gi
+     *   w[i] = w[i] * decay - (lr * (m1[i] * c1)) / (sqrt(m2[i] * c2) + eps)
+     *   avg[i] = avg[i] + avg_rate * (w[i] - avg[i])     (when avg)
+     * The vector sets only widen the loop: the update is a pass over every
+     * weight and its two moments each step, a few per cent of a training
+     * step, and the baseline's four lanes leave the square roots and
+     * divisions a quarter of a 512-bit unit's width. */
+    void (*adam)(const ram_adam_step *s, float *w, float *m1, float *m2, const float *g, size_t n,
+                 float *avg);
 } ram_kernel_set;
 
 /* The set this processor runs: the most capable one it can (the last of
@@ -87,11 +108,16 @@ RAM_HIDDEN int ram_kernel_sets_missing(const char **missing);
  * and OpenBLAS's sgemv leaves part of the memory bandwidth unused. */
 RAM_HIDDEN void ram_dot_rows(const float *W, int in, const float *x, int rows, const float *b,
                              float *y, bool acc);
+/* Adam's step over n weights with the chosen set (`adam` above). */
+RAM_HIDDEN void ram_adam(const ram_adam_step *s, float *w, float *m1, float *m2, const float *g,
+                         size_t n, float *avg);
 
 /* The portable set's functions that others reuse where a vector version
  * would not pay (the NEON set's nonzero finder and transpose). */
 RAM_HIDDEN int ram_portable_nonzeros(const float *x, int in, int *nz);
 RAM_HIDDEN void ram_portable_transpose(float *dst, const float *src, int rows, int cols);
+RAM_HIDDEN void ram_portable_adam(const ram_adam_step *s, float *w, float *m1, float *m2,
+                                  const float *g, size_t n, float *avg);
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define RAM_X86_KERNELS 1

@@ -217,6 +217,7 @@ const ram_kernel_set ram_kernels_neon = {
     .nonzeros = ram_portable_nonzeros,
     .count_nonzeros = neon_count_nonzeros,
     .transpose = ram_portable_transpose,
+    .adam = ram_portable_adam,
 };
 
 #else

@@ -317,6 +317,39 @@ __attribute__((target(RAM_X86_TARGET))) void ram_x86_transpose(float *dst, const
             dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
 }
 
+/* Adam eight weights at a time (kernels.h's order, nothing fused); the
+ * weights past the last multiple of eight through the portable loop, whose
+ * bits are the same. */
+__attribute__((target(RAM_X86_TARGET))) static void x86_adam(const ram_adam_step *s, float *w,
+                                                             float *m1, float *m2, const float *g,
+                                                             size_t n, float *avg) {
+    const __m256 scale = _mm256_set1_ps(s->scale), b1 = _mm256_set1_ps(s->beta1),
+                 nb1 = _mm256_set1_ps(s->one_minus_beta1), b2 = _mm256_set1_ps(s->beta2),
+                 nb2 = _mm256_set1_ps(s->one_minus_beta2), c1 = _mm256_set1_ps(s->c1),
+                 c2 = _mm256_set1_ps(s->c2), eps = _mm256_set1_ps(s->eps),
+                 lr = _mm256_set1_ps(s->lr), decay = _mm256_set1_ps(s->decay),
+                 a = _mm256_set1_ps(s->avg_rate);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 gi = _mm256_mul_ps(_mm256_loadu_ps(g + i), scale);
+        const __m256 u =
+            _mm256_add_ps(_mm256_mul_ps(b1, _mm256_loadu_ps(m1 + i)), _mm256_mul_ps(nb1, gi));
+        const __m256 v = _mm256_add_ps(_mm256_mul_ps(b2, _mm256_loadu_ps(m2 + i)),
+                                       _mm256_mul_ps(_mm256_mul_ps(nb2, gi), gi));
+        const __m256 step = _mm256_div_ps(_mm256_mul_ps(lr, _mm256_mul_ps(u, c1)),
+                                          _mm256_add_ps(_mm256_sqrt_ps(_mm256_mul_ps(v, c2)), eps));
+        const __m256 wi = _mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(w + i), decay), step);
+        _mm256_storeu_ps(m1 + i, u);
+        _mm256_storeu_ps(m2 + i, v);
+        _mm256_storeu_ps(w + i, wi);
+        if (avg) {
+            const __m256 ai = _mm256_loadu_ps(avg + i);
+            _mm256_storeu_ps(avg + i, _mm256_add_ps(ai, _mm256_mul_ps(a, _mm256_sub_ps(wi, ai))));
+        }
+    }
+    if (i < n) ram_portable_adam(s, w + i, m1 + i, m2 + i, g + i, n - i, avg ? avg + i : NULL);
+}
+
 const ram_kernel_set ram_kernels_x86 = {
     .name = "avx2+fma",
     .fused = true,
@@ -330,6 +363,7 @@ const ram_kernel_set ram_kernels_x86 = {
     .nonzeros = x86_nonzeros,
     .count_nonzeros = x86_count_nonzeros,
     .transpose = ram_x86_transpose,
+    .adam = x86_adam,
 };
 
 #else

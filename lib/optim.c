@@ -2,8 +2,10 @@
  * optional) and Adam, both with decoupled weight decay, a linear learning-
  * rate decay, and a moving average of the weights; and the squared norm
  * that gradient clipping needs.  The trainer shares the work out between
- * its threads by blocks of weights (trainer.c). */
+ * its threads by blocks of weights (trainer.c); Adam's element-wise step
+ * runs in the processor's kernel set (kernels.h), SGD's stays here. */
 #include "internal.h"
+#include "kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,7 +79,7 @@ float ram_optim_average_rate(const ram_optim *o) {
 void ram_optim_update(const ram_optim *o, float *restrict w, const float *restrict g, size_t n,
                       size_t off, float lr, float scale, float decay, float *restrict avg,
                       float a) {
-    /* Locals and restrict: the loops vectorise only once the compiler knows
+    /* Locals and restrict: the loop vectorises only once the compiler knows
      * that writing w cannot change the hyper-parameters. */
     float *restrict m1 = o->m1 + off, *restrict m2 = o->m2 + off;
     const ram_trainer_params *p = &o->p;
@@ -92,15 +94,19 @@ void ram_optim_update(const ram_optim *o, float *restrict w, const float *restri
         }
     } else {
         const double k = (double)o->step + 1;
-        const float b1 = p->beta1, b2 = p->beta2, eps = p->eps;
-        const float c1 = (float)(1.0 / (1.0 - pow(b1, k))), c2 = (float)(1.0 / (1.0 - pow(b2, k)));
-        for (size_t i = 0; i < n; i++) {
-            float gi = g[i] * scale;
-            m1[i] = b1 * m1[i] + (1 - b1) * gi;
-            m2[i] = b2 * m2[i] + (1 - b2) * gi * gi;
-            w[i] = w[i] * decay - lr * (m1[i] * c1) / (sqrtf(m2[i] * c2) + eps);
-            if (avg) avg[i] += a * (w[i] - avg[i]);
-        }
+        const float b1 = p->beta1, b2 = p->beta2;
+        const ram_adam_step s = {.scale = scale,
+                                 .beta1 = b1,
+                                 .one_minus_beta1 = 1 - b1,
+                                 .beta2 = b2,
+                                 .one_minus_beta2 = 1 - b2,
+                                 .c1 = (float)(1.0 / (1.0 - pow(b1, k))),
+                                 .c2 = (float)(1.0 / (1.0 - pow(b2, k))),
+                                 .eps = p->eps,
+                                 .lr = lr,
+                                 .decay = decay,
+                                 .avg_rate = a};
+        ram_adam(&s, w, m1, m2, g, n, avg);
     }
 }
 

@@ -4,7 +4,8 @@
  * with fmaf() for the fused steps: bit for bit, for every width and row
  * count around the vector sizes, with and without bias and accumulation.
  * So two sets with the same `fused` give the same bits, and a set that
- * sums in another order, or fuses where it should not, fails. */
+ * sums in another order, or fuses where it should not, fails.  Adam's step
+ * likewise against its written-out operations. */
 #include "kernels.h"
 
 #include <check.h>
@@ -284,6 +285,78 @@ START_TEST(test_nonzeros_transpose) {
 }
 END_TEST
 
+/* Adam's step as kernels.h writes it, one rounding per operation. */
+static void ref_adam(const ram_adam_step *s, float *w, float *m1, float *m2, const float *g,
+                     size_t n, float *avg) {
+    for (size_t i = 0; i < n; i++) {
+        const float gi = mul(g[i], s->scale);
+        m1[i] = add(mul(s->beta1, m1[i]), mul(s->one_minus_beta1, gi));
+        m2[i] = add(mul(s->beta2, m2[i]), mul(mul(s->one_minus_beta2, gi), gi));
+        const float den = add(sqrtf(mul(m2[i], s->c2)), s->eps);
+        const float q = mul(s->lr, mul(m1[i], s->c1)) / den;
+        w[i] = mul(w[i], s->decay) - q;
+        if (avg) avg[i] = add(avg[i], mul(s->avg_rate, w[i] - avg[i]));
+    }
+}
+
+/* Adam's step: every set the reference's bits, at every length around
+ * the vector widths and their tails, with and without the average, with
+ * clipping and decay factors that are not 1, over several steps so that
+ * the moments are not zero. */
+START_TEST(test_adam) {
+    const ram_kernel_set *k[RAM_KERNEL_SETS_MAX];
+    const int nsets = sets(k);
+    lcg_state = 25;
+    const size_t lengths[] = {0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1000};
+    for (int s = 0; s < nsets; s++)
+        for (int l = 0; l < 12; l++)
+            for (int with_avg = 0; with_avg < 2; with_avg++) {
+                const size_t n = lengths[l];
+                float *w[2], *m1[2], *m2[2], *avg[2];
+                float *w0 = rnd(n + 1), *g = rnd(n + 1), *a0 = rnd(n + 1);
+                for (int v = 0; v < 2; v++) {
+                    w[v] = malloc(sizeof(float) * (n + 1));
+                    m1[v] = calloc(n + 1, sizeof(float));
+                    m2[v] = calloc(n + 1, sizeof(float));
+                    avg[v] = malloc(sizeof(float) * (n + 1));
+                    memcpy(w[v], w0, sizeof(float) * (n + 1));
+                    memcpy(avg[v], a0, sizeof(float) * (n + 1));
+                }
+                for (int step = 1; step <= 3; step++) {
+                    const ram_adam_step st = {.scale = 0.7f,
+                                              .beta1 = 0.9f,
+                                              .one_minus_beta1 = 1 - 0.9f,
+                                              .beta2 = 0.999f,
+                                              .one_minus_beta2 = 1 - 0.999f,
+                                              .c1 = 1.0f / (1.0f - powf(0.9f, (float)step)),
+                                              .c2 = 1.0f / (1.0f - powf(0.999f, (float)step)),
+                                              .eps = 1e-8f,
+                                              .lr = 1e-3f,
+                                              .decay = 0.99999f,
+                                              .avg_rate = 0.01f};
+                    ref_adam(&st, w[0], m1[0], m2[0], g, n, with_avg ? avg[0] : NULL);
+                    k[s]->adam(&st, w[1], m1[1], m2[1], g, n, with_avg ? avg[1] : NULL);
+                    for (size_t i = 0; i < n; i++)
+                        g[i] = -0.5f * g[i] + 0.01f;
+                }
+                /* The element past n is a guard: no set may write it. */
+                for (size_t i = 0; i <= n; i++) {
+                    ck_assert_msg(same(w[1][i], w[0][i]) && same(m1[1][i], m1[0][i]) &&
+                                      same(m2[1][i], m2[0][i]) && same(avg[1][i], avg[0][i]),
+                                  "%s: n %zu, avg %d: weight %zu differs", k[s]->name, n, with_avg,
+                                  i);
+                    if (i == n)
+                        ck_assert(same(w[1][i], w0[i]) && same(m1[1][i], 0.0f) &&
+                                  same(avg[1][i], a0[i]));
+                }
+                if (n > 0) ck_assert(!same(w[1][0], w0[0])); /* the step moved the weights */
+                for (int v = 0; v < 2; v++)
+                    free(w[v]), free(m1[v]), free(m2[v]), free(avg[v]);
+                free(w0), free(g), free(a0);
+            }
+}
+END_TEST
+
 /* Which OpenBLAS kernels the BLAS check calls too old for the CPU: those
  * before AVX2 on any AVX2 CPU, the AVX2 ones on an AVX-512 CPU, none on a
  * CPU without AVX2 (cpu_avx as ram_cpu_x86_avx(): 0, 1 AVX2, 2 AVX-512). */
@@ -310,6 +383,7 @@ static Suite *kernels_suite(void) {
     tcase_add_test(tc, test_rows_in2);
     tcase_add_test(tc, test_cols);
     tcase_add_test(tc, test_nonzeros_transpose);
+    tcase_add_test(tc, test_adam);
     suite_add_tcase(s, tc);
     return s;
 }
