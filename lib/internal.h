@@ -678,6 +678,8 @@ typedef struct ram_split_choice {
     unsigned next[2];                  /* where each way's next time goes */
     double stall;                      /* a split call slower than this chooses again */
     bool split;                        /* the choice after the first trials */
+    bool last;                         /* the way of the call before: a call after one
+                                          the other way only warms (split_choice.c) */
 } ram_split_choice;
 /* Whether the next small call splits its rows between the threads. */
 RAM_HIDDEN bool ram_split_choice_next(const ram_split_choice *c);
@@ -685,9 +687,10 @@ RAM_HIDDEN bool ram_split_choice_next(const ram_split_choice *c);
  * trial; of the calls alone the choice keeps, one in RAM_TIME_ALONE_EVERY. */
 RAM_HIDDEN bool ram_split_choice_timed(const ram_split_choice *c, bool split);
 /* After a timed call the way ram_split_choice_next() said: its seconds per
- * image. */
+ * image (not kept when the call before went the other way). */
 RAM_HIDDEN void ram_split_choice_record(ram_split_choice *c, bool split, double seconds);
-/* After a call that was not to be timed: counted towards the next trial. */
+/* After a call that was not to be timed (always one alone): counted towards
+ * the next trial. */
 RAM_HIDDEN void ram_split_choice_count(ram_split_choice *c);
 
 RAM_HIDDEN ram_status ram_ws_init(ram_ws *ws, const struct ram_model *m, int max_n, bool train);

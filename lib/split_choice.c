@@ -9,7 +9,8 @@
  * machine), and a split whose worker is not running (another program has
  * its core) waits milliseconds.  So each way's time per image is kept for
  * its last RAM_CHOOSE_TRIALS calls.  The first calls alternate between the
- * two ways, RAM_CHOOSE_TRIALS each.  From then on one call goes the other
+ * two ways, two calls at a turn, until each way has RAM_CHOOSE_TRIALS
+ * timed.  From then on one call goes the other
  * way after a number of calls times the ratio of the two ways' medians, so
  * that both records stay current while the trials cost a bounded share of
  * the time however slow the other way is: EXPLORE_ALONE calls while the
@@ -32,7 +33,19 @@
  * alone (the machine's load has changed): neither the first calls, which
  * run on cold caches, nor a load that comes later holds a losing choice for
  * long.  Both ways give the same bits, so the choice changes only the
- * time. */
+ * time.
+ *
+ * A way's first call after a call the other way is made but not timed:
+ * it warms that way, and the next call, the same way, is the one timed.
+ * A worker that has waited longer than its spin (team.c) has gone to
+ * sleep, and between trials alone it always has: on a 2-vCPU VM the
+ * split's trials of translated60's model at batch 1 took 184-883 us timed
+ * on their first call, the wake-up more than the split, against 57-88 us
+ * on their second (the calls alone 42-58 us).  A split that gains call
+ * after call could not have won a trial timed cold.  The weights that the
+ * other way's rows left in the other core's cache are the same kind of
+ * cost, smaller.  So the choice is between the ways as each runs call
+ * after call, which is how the chosen way runs. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -55,8 +68,13 @@ bool ram_split_choice_timed(const ram_split_choice *c, bool split) {
            c->wait % RAM_TIME_ALONE_EVERY == 0;
 }
 
-void ram_split_choice_count(ram_split_choice *c) {
+static void count_call(ram_split_choice *c) {
     if (c->wait > 0) c->wait--;
+}
+
+void ram_split_choice_count(ram_split_choice *c) {
+    c->last = false;
+    count_call(c);
 }
 
 static int compare_doubles(const void *a, const void *b) {
@@ -73,12 +91,17 @@ static double median_time(const ram_split_choice *c, int way) {
 }
 
 void ram_split_choice_record(ram_split_choice *c, bool split, double seconds) {
+    const bool warming = split != c->last;
+    c->last = split;
+    /* The first call of a trial, or of a turn of the first trials: the
+     * next call goes the same way (neither calls nor wait has moved). */
+    if (warming) return;
     c->time[split][c->next[split]] = seconds;
     c->next[split] = (c->next[split] + 1) % RAM_CHOOSE_TRIALS;
     if (c->calls < 2 * RAM_CHOOSE_TRIALS) { /* the first trials: chosen after the last */
         if (++c->calls < 2 * RAM_CHOOSE_TRIALS) return;
     } else if (split == c->split && !(split && seconds > c->stall)) {
-        ram_split_choice_count(c); /* neither a trial nor a stall */
+        count_call(c); /* neither a trial nor a stall */
         return;
     }
     const double alone = median_time(c, 0), both = median_time(c, 1);
