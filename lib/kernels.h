@@ -1,6 +1,7 @@
 /* The kernels behind the linear layers of few rows and the zero-skipping
- * column path, and Adam's element-wise step, as sets of one kind each: the portable set and the
- * dispatch (kernels.c), and the processor-specific sets (kernels_x86.c, kernels_neon.c), which only
+ * column path, and Adam's element-wise step, as sets of one kind each: the
+ * portable set and the dispatch (kernels.c), and the processor-specific
+ * sets (kernels_x86.c, kernels_avx512.c, kernels_neon.c), which only
  * kernels.c chooses between.  Internal. */
 #ifndef RAM_KERNELS_H
 #define RAM_KERNELS_H

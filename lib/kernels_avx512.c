@@ -140,10 +140,9 @@ typedef struct adam_consts {
     __m512 scale, b1, nb1, b2, nb2, c1, c2, eps, lr, decay, a;
 } adam_consts;
 
-/* Sixteen weights of Adam (kernels.h's order, nothing fused) under mask m:
- * lanes outside it are computed from zeros and never stored.  Plain loads
- * and stores for a full vector: masked stores that miss the cache ran at
- * half the speed on a Zen 5 once the weights outgrew it. */
+/* Sixteen weights of Adam (kernels.h's order, nothing fused): a full
+ * vector with plain loads and stores, the tail under mask m, whose lanes
+ * outside it are computed from zeros and never stored. */
 __attribute__((target(RAM_AVX512_TARGET), always_inline)) static inline void
 adam16(const adam_consts *k, float *w, float *m1, float *m2, const float *g, float *avg,
        __mmask16 m, bool full) {
