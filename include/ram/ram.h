@@ -1079,14 +1079,17 @@ RAM_API const char *ram_blas_info(int *slow);
  *  measured to be slower (where cores are shared, as a VM's vCPUs are, the
  *  threads' barriers can cost more than the work they divide, and a thread
  *  whose core another program holds stalls every call): the state's first
- *  16 such calls alternate between the threads and the calling thread
- *  alone, and the threads are used while the median of their last 8 times
- *  is at least 5 % below the median of the last 8 alone.  To keep both
- *  medians current, a call now and then goes the way not chosen: while the
- *  threads are used, one in about 128, every call by them timed, and one 4
- *  times slower than the median alone makes the choice again at once;
- *  while the calling thread runs alone, one in about 1024, and one call in
- *  8 timed, so that the trials and the clock cost two threads about 0.1 %
+ *  32 such calls alternate, two at a time, between the threads and the
+ *  calling thread alone, and the threads are used while the median of
+ *  their last 8 times is at least 5 % below the median of the last 8
+ *  alone.  Of two calls one way after a call the other way only the second
+ *  is timed: the first wakes the threads (which sleep after 0.1 ms without
+ *  work) and brings the weights to their caches.  To keep both medians
+ *  current, two calls now and then go the way not chosen: while the
+ *  threads are used, two in about 128, every call by them timed, and one
+ *  4 times slower than the median alone makes the choice again at once;
+ *  while the calling thread runs alone, two in about 1024, and one call in
+ *  8 timed, so that the trials and the clock cost two threads about 0.2 %
  *  against one (fewer trials still the slower the other way is).  So the
  *  choice leaves threads that have come to lose within a few hundred
  *  calls, and takes them up again within some thousands.  A larger call gives
