@@ -340,16 +340,25 @@ END_TEST
 
 /* ---- the threaded state's choice for small calls (split_choice.c) ---- */
 
+/* A clock for the simulations below: a split call whose worker has waited
+ * longer than `spin` since the last split call (it has gone to sleep,
+ * team.c) costs `wake` more. */
+typedef struct waking {
+    double now, last_split_end, spin, wake;
+} waking;
+
 /* n calls on a simulated clock, as the state makes them (lib/state.c): each
- * way takes its time per image, and only the calls the choice asks to time
- * are timed; counts the calls each way went (and in timed[], the timed
- * ones, if not NULL) and returns the time they took. */
-static double simulate_timed(ram_split_choice *c, long n, double alone, double split, long ways[2],
-                             long timed[2]) {
+ * way takes its time per image (plus w's wake-ups, if w is not NULL), and
+ * only the calls the choice asks to time are timed; counts the calls each
+ * way went (and in timed[], the timed ones, if not NULL) and returns the
+ * time they took. */
+static double simulate_clock(ram_split_choice *c, waking *w, long n, double alone, double split,
+                             long ways[2], long timed[2]) {
     double total = 0;
     for (long i = 0; i < n; i++) {
         const bool s = ram_split_choice_next(c);
-        const double t = s ? split : alone;
+        double t = s ? split : alone;
+        if (w && s && w->now - w->last_split_end > w->spin) t += w->wake;
         if (ram_split_choice_timed(c, s)) {
             ram_split_choice_record(c, s, t);
             if (timed) timed[s]++;
@@ -358,12 +367,26 @@ static double simulate_timed(ram_split_choice *c, long n, double alone, double s
         }
         ways[s]++;
         total += t;
+        if (w) {
+            w->now += t;
+            if (s) w->last_split_end = w->now;
+        }
     }
     return total;
 }
 
+static double simulate_timed(ram_split_choice *c, long n, double alone, double split, long ways[2],
+                             long timed[2]) {
+    return simulate_clock(c, NULL, n, alone, split, ways, timed);
+}
+
 static double simulate(ram_split_choice *c, long n, double alone, double split, long ways[2]) {
-    return simulate_timed(c, n, alone, split, ways, NULL);
+    return simulate_clock(c, NULL, n, alone, split, ways, NULL);
+}
+
+static double simulate_waking(ram_split_choice *c, waking *w, long n, double alone, double split,
+                              long ways[2]) {
+    return simulate_clock(c, w, n, alone, split, ways, NULL);
 }
 
 START_TEST(test_choice_keeps_the_faster_way) {
@@ -463,31 +486,6 @@ START_TEST(test_choice_outgrows_cold_trials) {
     ck_assert(c.split);
 }
 END_TEST
-
-/* As simulate(), on a clock: a split call whose worker has waited longer
- * than `spin` since the last split call (it has gone to sleep, team.c)
- * costs `wake` more. */
-typedef struct waking {
-    double now, last_split_end, spin, wake;
-} waking;
-
-static double simulate_waking(ram_split_choice *c, waking *w, long n, double alone, double split,
-                              long ways[2]) {
-    const double start = w->now;
-    for (long i = 0; i < n; i++) {
-        const bool s = ram_split_choice_next(c);
-        double t = s ? split : alone;
-        if (s && w->now - w->last_split_end > w->spin) t += w->wake;
-        if (ram_split_choice_timed(c, s))
-            ram_split_choice_record(c, s, t);
-        else
-            ram_split_choice_count(c);
-        ways[s]++;
-        w->now += t;
-        if (s) w->last_split_end = w->now;
-    }
-    return w->now - start;
-}
 
 START_TEST(test_choice_warms_before_timing) {
     /* The first trials find the split slow (another program had the
